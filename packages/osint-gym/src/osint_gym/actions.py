@@ -1,0 +1,158 @@
+"""Parsing what an LLM emits into tool calls, for any tokenizer and chat template.
+
+Accepted shapes (several calls in one action run in parallel):
+
+* ``{"tool": "get_profile", "args": {"handle_or_id": "@x"}}``
+* the OpenAI function-call shape ``{"name": ..., "arguments": {...} or "<json string>"}``, also wrapped as
+  ``{"type": "function", "function": {...}}`` or listed under ``{"tool_calls": [...]}``
+* Hermes/Qwen tags: ``<tool_call>{"name": ..., "arguments": {...}}</tool_call>`` (one or more)
+* shortcuts ``{"answer": "person_12"}`` and ``{"add_edge": ["account_3", "alias_of", "person_12"]}``
+* a JSON list of any of the above
+* plain text ``answer: person_12``
+
+A JSON value may sit anywhere in surrounding prose. Parsing never raises: it returns a
+`ParsedAction` whose ``error`` says what was wrong.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+
+MAX_ACTION_CHARS = 16_384
+_MAX_JSON_STARTS = 64  # bounded scan for a JSON value inside prose (keeps parsing O(n) in practice)
+_TAG = re.compile(r"<tool_call>\s*(.*?)\s*</tool_call>", re.DOTALL)
+_PLAIN_ANSWER = re.compile(r"^\s*(?:final\s+)?answer\s*[:=]\s*(.+?)\s*$", re.IGNORECASE | re.DOTALL)
+_DECODER = json.JSONDecoder()
+
+
+@dataclass(frozen=True)
+class Call:
+    name: str
+    args: Any  # validated by the tool (or by the env for add_edge / answer)
+
+
+@dataclass(frozen=True)
+class ParsedAction:
+    calls: tuple[Call, ...] = ()
+    error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+def _fail(message: str) -> ParsedAction:
+    return ParsedAction((), message)
+
+
+def _call_from_dict(obj: dict[str, Any]) -> list[Call] | str:
+    """Calls described by one JSON object, or an error message."""
+    if "tool_calls" in obj:
+        items = obj["tool_calls"]
+        if not isinstance(items, list):
+            return "'tool_calls' must be a list"
+        return _calls_from_list(items)
+    if "function" in obj and isinstance(obj["function"], dict):
+        obj = obj["function"]
+    if "answer" in obj and len(obj) == 1:
+        return [Call("answer", {"entity_id": obj["answer"]})]
+    if "add_edge" in obj and len(obj) == 1:
+        edge = obj["add_edge"]
+        if isinstance(edge, list):
+            if len(edge) != 3:
+                return "'add_edge' must be [src, rel, dst]"
+            edge = dict(zip(("src", "rel", "dst"), edge))
+        return [Call("add_edge", edge)]
+    name = obj.get("tool", obj.get("name"))
+    if not isinstance(name, str) or not name:
+        return "a call needs a 'tool' (or 'name') string"
+    args = obj.get("args", obj.get("arguments", obj.get("parameters", {})))
+    if isinstance(args, str):
+        try:
+            args = json.loads(args) if args.strip() else {}
+        except (ValueError, RecursionError):
+            return f"arguments of {name!r} are not valid JSON"
+    return [Call(name, args)]
+
+
+def _calls_from_list(items: list[Any]) -> list[Call] | str:
+    calls: list[Call] = []
+    for item in items:
+        if not isinstance(item, dict):
+            return f"each call must be a JSON object, got {type(item).__name__}"
+        got = _call_from_dict(item)
+        if isinstance(got, str):
+            return got
+        calls.extend(got)
+    return calls
+
+
+def _from_value(value: Any) -> ParsedAction:
+    if isinstance(value, dict):
+        got = _call_from_dict(value)
+    elif isinstance(value, list):
+        got = _calls_from_list(value) if value else "an empty list holds no call"
+    else:
+        return _fail(f"expected a JSON object, got {type(value).__name__}")
+    return _fail(got) if isinstance(got, str) else ParsedAction(tuple(got))
+
+
+def _first_json(text: str) -> Any:
+    """The first JSON object or list embedded in text, or raise ValueError."""
+    starts = 0
+    for match in re.finditer(r"[\[{]", text):
+        starts += 1
+        if starts > _MAX_JSON_STARTS:
+            break
+        try:
+            value, _ = _DECODER.raw_decode(text, match.start())
+        except ValueError:
+            continue
+        if isinstance(value, (dict, list)):
+            return value
+    raise ValueError("no JSON object found")
+
+
+def parse_action(action: Any, max_chars: int = MAX_ACTION_CHARS) -> ParsedAction:
+    """Parse a text or dict action into calls; never raises."""
+    try:
+        if isinstance(action, (dict, list)):
+            return _from_value(action)
+        if not isinstance(action, str):
+            return _fail(f"an action is a string or a JSON object, got {type(action).__name__}")
+        if len(action) > max_chars:
+            return _fail(f"action is {len(action)} characters long (max {max_chars})")
+        stripped = action.strip()
+        if not stripped:
+            return _fail("empty action")
+        tags = _TAG.findall(stripped)
+        if tags:
+            calls: list[Call] = []
+            for body in tags:
+                try:
+                    parsed = _from_value(json.loads(body))
+                except ValueError:
+                    return _fail("a <tool_call> block does not contain valid JSON")
+                if not parsed.ok:
+                    return parsed
+                calls.extend(parsed.calls)
+            return ParsedAction(tuple(calls))
+        if stripped[0] in "{[":
+            try:
+                return _from_value(json.loads(stripped))
+            except ValueError:
+                pass  # maybe JSON followed by prose: fall through to the scan
+        try:
+            return _from_value(_first_json(stripped))
+        except ValueError:
+            pass
+        plain = _PLAIN_ANSWER.match(stripped)
+        if plain:
+            return ParsedAction((Call("answer", {"entity_id": plain.group(1).strip().strip("\"'`")}),))
+        return _fail('no action found; send JSON such as {"tool": "get_profile", "args": {"handle_or_id": "@name"}} '
+                     'or {"answer": "<entity id>"}')
+    except RecursionError:
+        return _fail("action JSON is nested too deeply")

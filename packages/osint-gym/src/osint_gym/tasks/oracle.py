@@ -1,0 +1,264 @@
+"""The tool-only oracle: an agent that knows what the question means (its structured query) but
+learns every fact through the agent's own tools.
+
+It proves each task answerable within the step budget (task verification) and is the upper
+bound in evaluations. It is written as a plan (a generator) that yields batches of tool calls
+and receives their results, so the same plan runs directly against the tools (fast, for
+verification) or through ``env.step`` as JSON actions (`OraclePolicy`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Generator
+from dataclasses import dataclass
+from typing import Any
+
+from osint_gym.schema import Direction, Edge
+from osint_gym.tasks.query import ATTRIBUTE_FILTERS, Filter, Query
+from osint_gym.tools import Notes, ToolError, tools_for
+from osint_gym.views import record_edges, records_in
+from osint_gym.world.graph import World
+
+Call = tuple[str, dict[str, Any]]
+Plan = Generator[list[Call], list[Any], list[str]]
+_BIG = 20  # the largest page size a tool allows
+
+_O, _I = Direction.OUT, Direction.IN
+
+# (relation, direction) -> the calls whose results show that relation around entity x.
+_REVEAL: dict[tuple[str, Direction], Callable[[str], list[Call]]] = {
+    ("alias_of", _I): lambda x: [("get_profile", {"handle_or_id": x})],
+    ("works_at", _O): lambda x: [("get_profile", {"handle_or_id": x})],
+    ("works_at", _I): lambda x: [("search_people", {"organization": x, "limit": _BIG})],
+    ("lives_in", _O): lambda x: [("get_profile", {"handle_or_id": x})],
+    ("lives_in", _I): lambda x: [("search_people", {"location": x, "limit": _BIG})],
+    ("based_in", _O): lambda x: [("get_profile", {"handle_or_id": x})],
+    ("based_in", _I): lambda x: [("get_profile", {"handle_or_id": x})],
+    ("knows", _O): lambda x: [("get_connections", {"person_or_account": x})],
+    ("knows", _I): lambda x: [("get_connections", {"person_or_account": x})],
+    ("follows", _O): lambda x: [("get_connections", {"person_or_account": x})],
+    ("follows", _I): lambda x: [("get_connections", {"person_or_account": x})],
+    ("authored", _O): lambda x: [("get_user_posts", {"account": x, "limit": _BIG}),
+                                 ("get_user_activity", {"account": x, "limit": _BIG})],
+    ("authored", _I): lambda x: [("get_profile", {"handle_or_id": x})],
+    ("mentions", _O): lambda x: [("get_profile", {"handle_or_id": x})],
+    ("mentions", _I): lambda x: [("get_mentions", {"account": x, "limit": _BIG})],
+    ("references", _O): lambda x: [("get_profile", {"handle_or_id": x})],
+    ("references", _I): lambda x: [("search_posts", {"query": x, "limit": _BIG}),
+                                   ("search_threads", {"query": x, "limit": _BIG})],
+    ("attended", _O): lambda x: [("get_profile", {"handle_or_id": x})],
+    ("attended", _I): lambda x: [("get_profile", {"handle_or_id": x})],
+    ("held_in", _O): lambda x: [("get_profile", {"handle_or_id": x})],
+    ("held_in", _I): lambda x: [("get_profile", {"handle_or_id": x})],
+    ("discusses", _O): lambda x: [("get_profile", {"handle_or_id": x})],
+    ("discusses", _I): lambda x: [("search_threads", {"query": x, "limit": _BIG})],
+    ("commented_on", _O): lambda x: [("get_user_activity", {"account": x, "limit": _BIG})],
+    ("commented_on", _I): lambda x: [("get_profile", {"handle_or_id": x})],
+}
+
+
+class _Knowledge:
+    """Everything the oracle has read so far: edges shown by records, and records by id."""
+
+    def __init__(self) -> None:
+        self.edges: set[Edge] = set()
+        self.records: dict[str, dict[str, Any]] = {}
+        self.done: set[str] = set()  # calls already made (repr of the call)
+
+    def absorb(self, data: Any) -> None:
+        for record in records_in(data):
+            if record["type"] not in ("activity", "connections"):  # those share their owner's id
+                self.records.setdefault(record["id"], record)
+            self.edges.update(record_edges(record))
+
+    def neighbors(self, x: str, relation: str, direction: Direction) -> list[str]:
+        if direction is _O:
+            found = [e.tail for e in self.edges if e.head == x and e.relation == relation]
+        else:
+            found = [e.head for e in self.edges if e.tail == x and e.relation == relation]
+        return sorted(set(found))
+
+    def holds(self, f: Filter, x: str) -> bool:
+        if f.relation in ATTRIBUTE_FILTERS:
+            return self.records.get(x, {}).get(f.relation) == f.value
+        edge = f.edge(x)
+        return edge in self.edges
+
+
+def _reveal_calls(kind: str, relation: str, direction: Direction, x: str, hint: dict[str, str] | None = None) -> list[Call]:
+    if kind == "kg":
+        return [("get_connections", {"person_or_account": x, "relation": relation})]
+    if (relation, direction) == ("works_at", _I) and hint and "location" in hint:
+        return [("search_people", {"organization": x, "location": hint["location"], "limit": _BIG})]
+    if (relation, direction) == ("lives_in", _I) and hint and "organization" in hint:
+        return [("search_people", {"location": x, "organization": hint["organization"], "limit": _BIG})]
+    return _REVEAL[(relation, direction)](x)
+
+
+def _hint(filters: tuple[Filter, ...]) -> dict[str, str]:
+    hint = {}
+    for f in filters:
+        if (f.relation, f.direction) == ("works_at", _O):
+            hint["organization"] = f.value
+        elif (f.relation, f.direction) == ("lives_in", _O):
+            hint["location"] = f.value
+    return hint
+
+
+def _fetch(know: _Knowledge, calls: list[Call]) -> Generator[list[Call], list[Any], None]:
+    fresh = []
+    for call in calls:
+        key = repr(call)
+        if key not in know.done:
+            know.done.add(key)
+            fresh.append(call)
+    if fresh:
+        for result in (yield fresh):
+            know.absorb(result)
+
+
+def _filtered(know: _Knowledge, kind: str, candidates: list[str], filters: tuple[Filter, ...]) -> Generator[list[Call], list[Any], list[str]]:
+    if not filters or not candidates:
+        return candidates
+    calls: list[Call] = []
+    for c in candidates:
+        for f in filters:
+            if f.relation in ATTRIBUTE_FILTERS:
+                if c not in know.records:
+                    calls.append(("get_profile", {"handle_or_id": c}))
+            else:
+                calls += _reveal_calls(kind, f.relation, f.direction, c)
+    yield from _fetch(know, calls)
+    return [c for c in candidates if all(know.holds(f, c) for f in filters)]
+
+
+def _alias_owner(know: _Knowledge, account: str) -> Generator[list[Call], list[Any], list[str]]:
+    """account -> person: nothing names an account's owner, so read the account's display name,
+    search the directory for it, and keep the people whose directory entry lists the account."""
+    yield from _fetch(know, [("get_profile", {"handle_or_id": account})])
+    display = know.records.get(account, {}).get("display_name")
+    if not display:
+        return []
+    yield from _fetch(know, [("search_people", {"name": display, "limit": _BIG})])
+    return know.neighbors(account, "alias_of", _O)
+
+
+def oracle_plan(query: Query, kind: str = "osint") -> Plan:
+    """Yield tool-call batches, receive results, return every entity the query leads to."""
+    know = _Knowledge()
+    if query.start is not None:
+        frontier = [query.start]
+    else:
+        edge_filters = [f for f in query.filters if f.relation not in ATTRIBUTE_FILTERS]
+        if not edge_filters:
+            return []
+        first = edge_filters[0]
+        back = _I if first.direction is _O else _O
+        yield from _fetch(know, _reveal_calls(kind, first.relation, back, first.value, _hint(query.filters)))
+        frontier = know.neighbors(first.value, first.relation, back)
+        frontier = yield from _filtered(know, kind, frontier, query.filters)
+    for hop in query.hops:
+        nxt: list[str] = []
+        if kind == "osint" and (hop.relation, hop.direction) == ("alias_of", _O):
+            for node in frontier:
+                nxt += yield from _alias_owner(know, node)
+        else:
+            calls = [c for node in frontier for c in _reveal_calls(kind, hop.relation, hop.direction, node, _hint(hop.filters))]
+            yield from _fetch(know, calls)
+            for node in frontier:
+                nxt += know.neighbors(node, hop.relation, hop.direction)
+        frontier = yield from _filtered(know, kind, list(dict.fromkeys(nxt)), hop.filters)
+        if not frontier:
+            return []
+    return frontier
+
+
+@dataclass(frozen=True)
+class OracleResult:
+    found: tuple[str, ...]  # what the plan's last step determined
+    critical_steps: int  # env steps used, the answer step included
+    tool_calls: int
+    out_of_budget: bool = False
+
+    @property
+    def answer(self) -> str | None:
+        """The oracle answers only when its reading determines exactly one entity."""
+        return self.found[0] if len(self.found) == 1 and not self.out_of_budget else None
+
+
+def run_oracle(world: World, query: Query, max_steps: int, max_parallel_calls: int) -> OracleResult:
+    """Run the plan directly against the tools, counting steps as the env would."""
+    tools = tools_for(world)
+    notes = Notes()
+    plan = oracle_plan(query, world.kind)
+    steps = calls = 0
+    try:
+        batch = next(plan)
+        while True:
+            results: list[Any] = []
+            for start in range(0, len(batch), max_parallel_calls):
+                steps += 1
+                if steps >= max_steps:  # the answer still needs a step of its own
+                    return OracleResult((), steps, calls, out_of_budget=True)
+                for name, args in batch[start : start + max_parallel_calls]:
+                    calls += 1
+                    try:
+                        results.append(tools[name](world, notes, args).data)
+                    except ToolError:
+                        results.append(None)
+            batch = plan.send(results)
+    except StopIteration as stop:
+        return OracleResult(tuple(stop.value), steps + 1, calls)
+
+
+class OraclePolicy:
+    """The oracle as an agent acting through ``env.step``: it emits JSON tool-call actions and
+    reads the facts it needs back out of the observations (never out of the world).
+
+    Usage::
+
+        policy = OraclePolicy()
+        obs, info = env.reset(seed=0)
+        policy.reset(env.unwrapped.task.query, env.unwrapped.world.kind, env.unwrapped.max_parallel_calls)
+        while not done:
+            obs, reward, terminated, truncated, info = env.step(policy.act(obs))
+    """
+
+    def __init__(self) -> None:
+        self._plan: Plan | None = None
+
+    def reset(self, query: Query, kind: str = "osint", max_parallel_calls: int = 4) -> None:
+        self._plan = oracle_plan(query, kind)
+        self._max_parallel = max_parallel_calls
+        self._pending: list[Call] = []  # calls of the current batch not yet sent
+        self._collected: list[Any] = []  # results of the current batch so far
+        self._answer: list[str] | None = None
+        self._sent = 0
+        try:
+            self._pending = next(self._plan)
+        except StopIteration as stop:
+            self._answer = list(stop.value)
+
+    def act(self, observation: str) -> str:
+        import json
+
+        if self._sent:  # read the results of the calls sent last step
+            try:
+                entries = json.loads(observation).get("results", [])
+            except (ValueError, AttributeError):
+                entries = []
+            got = [e.get("result") if isinstance(e, dict) and e.get("ok") else None for e in entries]
+            self._collected += (got + [None] * self._sent)[: self._sent]
+            self._sent = 0
+            if not self._pending and self._answer is None:
+                assert self._plan is not None
+                try:
+                    self._pending = self._plan.send(self._collected)
+                except StopIteration as stop:
+                    self._answer = list(stop.value)
+                self._collected = []
+        if self._answer is not None:
+            return json.dumps({"answer": self._answer[0] if len(self._answer) == 1 else self._answer})
+        chunk, self._pending = self._pending[: self._max_parallel], self._pending[self._max_parallel :]
+        self._sent = len(chunk)
+        return json.dumps({"tool_calls": [{"name": n, "arguments": a} for n, a in chunk]})

@@ -1,0 +1,101 @@
+"""Verified task sampling: task ``index`` is a pure function of (world, seed, index, filters)."""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from collections.abc import Iterable
+
+from osint_gym.errors import ConfigError, TaskError
+from osint_gym.tasks.families import TaskFamily, create_family, list_families
+from osint_gym.tasks.task import DIFFICULTIES, Task
+from osint_gym.tasks.verify import DEFAULT_MAX_PARALLEL_CALLS, DEFAULT_MAX_STEPS, verify_task
+from osint_gym.world.graph import World
+
+
+class TaskSampler:
+    """Draws verified tasks from a world.
+
+    Every draw uses its own ``random.Random(f"{seed}:{index}")`` (reasoning-gym's habit), so item
+    ``i`` can be produced without producing the items before it. Candidates that fail
+    verification are counted by reason in ``rejections`` and redrawn from the same rng.
+    """
+
+    def __init__(
+        self,
+        world: World,
+        seed: int = 0,
+        *,
+        families: Iterable[str] | None = None,
+        difficulty: str | None = None,
+        max_steps: int = DEFAULT_MAX_STEPS,
+        max_parallel_calls: int = DEFAULT_MAX_PARALLEL_CALLS,
+        max_attempts: int = 200,
+    ) -> None:
+        if difficulty is not None and difficulty not in DIFFICULTIES:
+            raise ConfigError(f"difficulty must be one of {DIFFICULTIES} or None, got {difficulty!r}")
+        names = list(families) if families is not None else list_families()
+        self.world = world
+        self.seed = seed
+        self.difficulty = difficulty
+        self.max_steps = max_steps
+        self.max_parallel_calls = max_parallel_calls
+        self.max_attempts = max_attempts
+        self.families: dict[str, TaskFamily] = {n: create_family(n) for n in names}
+        self.rejections: Counter[str] = Counter()
+        self.accepted = 0
+        if not self._eligible(None, difficulty):
+            raise ConfigError(
+                f"no task family among {names} can make {difficulty or 'any'} tasks in a {world.kind!r} world"
+            )
+
+    def _eligible(self, family: str | None, difficulty: str | None) -> list[TaskFamily]:
+        if family is not None and family not in self.families:
+            raise ConfigError(f"unknown task family {family!r}; this sampler has {', '.join(self.families)}")
+        pool = [self.families[family]] if family else list(self.families.values())
+        return [f for f in pool if (difficulty is None and f.difficulties_for(self.world)) or difficulty in f.difficulties_for(self.world)]
+
+    def sample(self, index: int, *, family: str | None = None, difficulty: str | None = None) -> Task:
+        """The verified task number ``index`` (optionally restricted to a family / difficulty)."""
+        difficulty = difficulty or self.difficulty
+        eligible = self._eligible(family, difficulty)
+        if not eligible:
+            raise ConfigError(f"family {family!r} makes no {difficulty} tasks in this world")
+        rng = random.Random(f"{self.seed}:{index}")
+        for attempt in range(self.max_attempts):
+            # difficulty first, then a family that makes it: keeps the three difficulties balanced
+            diff = difficulty or rng.choice([d for d in DIFFICULTIES if any(d in f.difficulties_for(self.world) for f in eligible)])
+            fams = [f for f in eligible if diff in f.difficulties_for(self.world)]
+            fam = rng.choices(fams, weights=[f.config.weight for f in fams])[0]
+            provenance = {"world": self.world.name, "world_seed": self.world.seed, "seed": self.seed, "index": index, "attempt": attempt}
+            task = fam.propose(self.world, rng, diff, provenance)
+            if task is None:
+                self.rejections["no_unique_path"] += 1
+                continue
+            verdict = verify_task(self.world, task, max_steps=self.max_steps, max_parallel_calls=self.max_parallel_calls)
+            if not verdict.ok:
+                self.rejections[verdict.reason.value] += 1
+                continue
+            self.accepted += 1
+            return task
+        raise TaskError(
+            f"no verified {family or 'any-family'} {difficulty or 'any-difficulty'} task at index {index} "
+            f"after {self.max_attempts} attempts (rejections so far: {dict(self.rejections)})"
+        )
+
+    def generate(
+        self, n: int, *, family: str | None = None, difficulty: str | None = None, start: int = 0, unique: bool = True
+    ) -> list[Task]:
+        """``n`` verified tasks from consecutive indices; with ``unique``, repeated questions are skipped."""
+        tasks: list[Task] = []
+        seen: set[str] = set()
+        index = start
+        while len(tasks) < n:
+            task = self.sample(index, family=family, difficulty=difficulty)
+            index += 1
+            if unique and task.question in seen:
+                self.rejections["duplicate"] += 1
+                continue
+            seen.add(task.question)
+            tasks.append(task)
+        return tasks

@@ -1,0 +1,148 @@
+"""`Task` (a question, its gold answer(s) and evidence) and `Verdict` (why a task is or is not valid)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any
+
+from osint_gym.errors import TaskError
+from osint_gym.schema import Edge
+from osint_gym.tasks.query import Query
+
+DIFFICULTIES = ("easy", "medium", "hard")
+
+
+def difficulty_for_hops(n_hops: int) -> str:
+    """easy = 1 hop, medium = 2 hops, hard = 3 or more."""
+    return "easy" if n_hops <= 1 else "medium" if n_hops == 2 else "hard"
+
+
+class FailureReason(str, Enum):
+    OK = "ok"
+    MALFORMED = "malformed"  # missing fields, wrong types, unparseable proposal
+    UNKNOWN_ENTITY = "unknown_entity"  # the answer or an evidence entity is not in the world
+    EDGE_NOT_IN_WORLD = "edge_not_in_world"  # evidence does not replay
+    NOT_A_PATH = "not_a_path"  # evidence edges do not chain from the start entity to the answer
+    START_NOT_NAMED = "start_not_named"  # the question does not name its start entity
+    ANSWER_LEAKED = "answer_leaked"  # the question contains the answer
+    AMBIGUOUS = "ambiguous"  # the question's query determines several entities
+    ANSWER_MISMATCH = "answer_mismatch"  # the query determines a different entity
+    TOO_LARGE = "too_large"  # too many hops or too long a question
+    UNSOLVABLE = "unsolvable"  # the tool-only oracle cannot reach the answer within the step budget
+    DUPLICATE = "duplicate"  # a near-copy of a task seen before (checked by callers that keep history)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    reason: FailureReason
+    detail: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.reason is FailureReason.OK
+
+    @classmethod
+    def success(cls) -> Verdict:
+        return cls(FailureReason.OK)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"ok": self.ok, "reason": self.reason.value, "detail": self.detail}
+
+
+@dataclass(frozen=True, eq=True)
+class Task:
+    """One investigation task.
+
+    ``answers`` holds every accepted entity id: generated tasks have exactly one; imported
+    knowledge-graph questions may have several, any of which counts (Hits@1).
+    ``query`` is the structured meaning of the question; it stays in metadata and is never shown
+    to the agent.
+    """
+
+    task_id: str
+    question: str
+    answers: tuple[str, ...]
+    evidence: tuple[Edge, ...]
+    family: str
+    difficulty: str
+    query: Query | None = None
+    answer_type: str = "entity"
+    provenance: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if not self.answers or not all(isinstance(a, str) and a for a in self.answers):
+            raise TaskError(f"task {self.task_id!r}: answers must be non-empty strings, got {self.answers!r}")
+        if self.difficulty not in DIFFICULTIES:
+            raise TaskError(f"task {self.task_id!r}: difficulty must be one of {DIFFICULTIES}, got {self.difficulty!r}")
+        if not isinstance(self.question, str) or not self.question.strip():
+            raise TaskError(f"task {self.task_id!r}: question must be a non-empty string")
+
+    @property
+    def answer(self) -> str:
+        return self.answers[0]
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready row (also a valid Hugging Face ``datasets`` row)."""
+        return {
+            "task_id": self.task_id,
+            "question": self.question,
+            "answers": list(self.answers),
+            "evidence": [list(e) for e in self.evidence],
+            "family": self.family,
+            "difficulty": self.difficulty,
+            "answer_type": self.answer_type,
+            "query": json.dumps(self.query.to_dict()) if self.query else "",
+            "provenance": json.dumps(self.provenance, sort_keys=True),
+        }
+
+    @classmethod
+    def from_dict(cls, row: dict[str, Any]) -> Task:
+        if not isinstance(row, dict):
+            raise TaskError(f"a task row must be a JSON object, got {type(row).__name__}")
+        try:
+            query = row.get("query") or None
+            if isinstance(query, str):
+                query = json.loads(query)
+            provenance = row.get("provenance") or {}
+            if isinstance(provenance, str):
+                provenance = json.loads(provenance)
+            evidence = tuple(Edge(*map(str, e)) for e in row.get("evidence", []))
+            answers = row["answers"] if "answers" in row else [row["answer"]]
+            if isinstance(answers, str) or not isinstance(answers, list):
+                answers = [answers]
+            return cls(
+                task_id=str(row.get("task_id", "")),
+                question=row["question"],
+                answers=tuple(answers),
+                evidence=evidence,
+                family=str(row.get("family", "custom")),
+                difficulty=str(row.get("difficulty", "medium")),
+                query=Query.from_dict(query) if query else None,
+                answer_type=str(row.get("answer_type", "entity")),
+                provenance=dict(provenance),
+            )
+        except TaskError:
+            raise
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise TaskError(f"malformed task row ({type(exc).__name__}: {exc})") from None
+
+
+def save_jsonl(tasks: list[Task], path: str) -> None:
+    with open(path, "w", encoding="utf-8") as fh:
+        for t in tasks:
+            fh.write(json.dumps(t.to_dict(), ensure_ascii=False) + "\n")
+
+
+def load_jsonl(path: str) -> list[Task]:
+    tasks = []
+    with open(path, encoding="utf-8") as fh:
+        for lineno, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                tasks.append(Task.from_dict(json.loads(line)))
+            except (json.JSONDecodeError, TaskError) as exc:
+                raise TaskError(f"{path}:{lineno}: {exc}") from None
+    return tasks

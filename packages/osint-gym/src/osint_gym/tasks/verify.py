@@ -1,0 +1,84 @@
+"""Task verification: the one place that decides whether a task may enter any dataset.
+
+A task is valid when its evidence replays in the world, its question names every entity its
+query starts from or filters on and does not contain the answer, its query determines exactly
+its answer(s), and the tool-only oracle reaches the answer within the step budget.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+from osint_gym.tasks.oracle import run_oracle
+from osint_gym.tasks.task import FailureReason, Task, Verdict
+from osint_gym.world.graph import World
+
+DEFAULT_MAX_STEPS = 24
+DEFAULT_MAX_PARALLEL_CALLS = 4
+MAX_QUESTION_CHARS = 400
+MAX_HOPS = 5
+
+
+@lru_cache(maxsize=65536)
+def _phrase_pattern(phrase: str) -> re.Pattern[str]:
+    # Word boundaries that treat '_', '.', '@' and digits as part of a word, so that
+    # "person_1" is not found inside "person_12" nor "@ann" inside "@ann.lee".
+    return re.compile(r"(?<![\w@.])" + re.escape(phrase) + r"(?![\w]|\.\w)", re.IGNORECASE)
+
+
+def mentions(text: str, phrase: str) -> bool:
+    """Whether ``phrase`` occurs in ``text`` as a whole word (case-insensitive)."""
+    return bool(phrase) and _phrase_pattern(phrase).search(text) is not None
+
+
+def names_entity(world: World, text: str, entity_id: str) -> bool:
+    """The text names the entity by id, by its unambiguous surface form, or by a unique name."""
+    if mentions(text, entity_id) or mentions(text, world.surface(entity_id)):
+        return True
+    label = world.label(entity_id)
+    return len(world.by_name.get(label.lower(), ())) == 1 and mentions(text, label)
+
+
+def verify_task(
+    world: World,
+    task: Task,
+    *,
+    max_steps: int = DEFAULT_MAX_STEPS,
+    max_parallel_calls: int = DEFAULT_MAX_PARALLEL_CALLS,
+    check_oracle: bool = True,
+) -> Verdict:
+    for answer in task.answers:
+        if answer not in world:
+            return Verdict(FailureReason.UNKNOWN_ENTITY, f"answer {answer!r} is not an entity of this world")
+    for edge in task.evidence:
+        if not world.has_edge(*edge):
+            return Verdict(FailureReason.EDGE_NOT_IN_WORLD, f"evidence edge {tuple(edge)} is not in the world")
+    if len(task.question) > MAX_QUESTION_CHARS:
+        return Verdict(FailureReason.TOO_LARGE, f"question has {len(task.question)} characters (max {MAX_QUESTION_CHARS})")
+    for answer in task.answers:
+        if names_entity(world, task.question, answer):
+            return Verdict(FailureReason.ANSWER_LEAKED, f"the question names the answer {answer!r}")
+    query = task.query
+    if query is None:
+        return Verdict(FailureReason.MALFORMED, "task has no structured query to verify against")
+    if query.n_hops > MAX_HOPS:
+        return Verdict(FailureReason.TOO_LARGE, f"{query.n_hops} hops (max {MAX_HOPS})")
+    for named in query.named_entities():
+        if named not in world:
+            return Verdict(FailureReason.UNKNOWN_ENTITY, f"query entity {named!r} is not in the world")
+        if not names_entity(world, task.question, named):
+            return Verdict(FailureReason.START_NOT_NAMED, f"the question does not name {world.surface(named)!r}")
+    determined = query.evaluate(world)
+    if set(determined) != set(task.answers):
+        if set(task.answers) < set(determined):
+            return Verdict(FailureReason.AMBIGUOUS, f"the question fits {len(determined)} entities")
+        return Verdict(FailureReason.ANSWER_MISMATCH, f"the question determines {determined[:5]}, not {list(task.answers)}")
+    if check_oracle:
+        result = run_oracle(world, query, max_steps, max_parallel_calls)
+        if not result.found or not set(result.found) <= set(task.answers) or (
+            len(task.answers) == 1 and result.answer is None
+        ):
+            why = "ran out of steps" if result.out_of_budget else f"found {list(result.found)[:5]}"
+            return Verdict(FailureReason.UNSOLVABLE, f"the tool-only oracle {why} within {max_steps} steps")
+    return Verdict.success()

@@ -1,0 +1,244 @@
+"""Platform records: what the agent may see of the hidden world.
+
+Each view returns a JSON-ready record. `record_edges` reads back the world edges a record
+exhibits; those are what ``add_edge`` may cite: an agent can only put into its evidence graph
+what a record it retrieved actually shows (no reward for claims).
+
+Hidden attributes (who owns an anonymous account, which accounts are decoys, which profile
+fields are stale) never appear in a record.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from osint_gym.schema import Edge
+from osint_gym.world.graph import World
+
+Record = dict[str, Any]
+INVERSE = " (inverse)"  # suffix of inverse relations on knowledge-graph entity pages
+
+LIST_LIMIT = 25  # members shown on an org/location/event page; keeps observations bounded
+
+
+def ref(world: World, entity_id: str) -> Record:
+    """A short reference to another entity, as records embed them."""
+    attrs = world.entity(entity_id)
+    if attrs["type"] == "account":
+        return {"id": entity_id, "handle": "@" + attrs["handle"], "platform": attrs["platform"]}
+    if attrs["type"] in ("post", "thread"):
+        return {"id": entity_id}
+    return {"id": entity_id, "name": world.label(entity_id)}
+
+
+def _refs(world: World, ids: list[str], limit: int | None = None) -> list[Record]:
+    return [ref(world, i) for i in (ids if limit is None else ids[:limit])]
+
+
+def _one(world: World, ids: list[str]) -> Record | None:
+    return ref(world, ids[0]) if ids else None
+
+
+def person_page(world: World, pid: str) -> Record:
+    accounts = [a for a in world.neighbors(pid, "alias_of", "in") if world.entity(a).get("listed")]
+    return {
+        "id": pid,
+        "type": "person",
+        "name": world.entity(pid)["name"],
+        "employer": _one(world, world.neighbors(pid, "works_at", "out")),
+        "city": _one(world, world.neighbors(pid, "lives_in", "out")),
+        "accounts": _refs(world, accounts),
+        "events": _refs(world, world.neighbors(pid, "attended", "out")),
+    }
+
+
+def account_page(world: World, aid: str) -> Record:
+    a = world.entity(aid)
+    return {
+        "id": aid,
+        "type": "account",
+        "platform": a["platform"],
+        "handle": "@" + a["handle"],
+        "display_name": a["display_name"],
+        "bio": a["bio"],
+        "location": a["location"],  # self-reported: may be outdated
+        "joined": a["joined"],
+        "following": len(world.neighbors(aid, "follows", "out")),
+        "followers": len(world.neighbors(aid, "follows", "in")),
+    }
+
+
+def organization_page(world: World, oid: str) -> Record:
+    return {
+        "id": oid,
+        "type": "organization",
+        "name": world.entity(oid)["name"],
+        "industry": world.entity(oid).get("industry"),
+        "based_in": _one(world, world.neighbors(oid, "based_in", "out")),
+    }
+
+
+def location_page(world: World, lid: str) -> Record:
+    return {
+        "id": lid,
+        "type": "location",
+        "name": world.entity(lid)["name"],
+        "country": world.entity(lid).get("country"),
+        "organizations": _refs(world, world.neighbors(lid, "based_in", "in"), LIST_LIMIT),
+        "events": _refs(world, world.neighbors(lid, "held_in", "in"), LIST_LIMIT),
+    }
+
+
+def event_page(world: World, eid: str) -> Record:
+    return {
+        "id": eid,
+        "type": "event",
+        "name": world.entity(eid)["name"],
+        "date": world.entity(eid).get("date"),
+        "held_in": _one(world, world.neighbors(eid, "held_in", "out")),
+        "attendees": _refs(world, world.neighbors(eid, "attended", "in"), LIST_LIMIT),
+    }
+
+
+def post_record(world: World, pid: str) -> Record:
+    p = world.entity(pid)
+    return {
+        "id": pid,
+        "type": "post",
+        "author": _one(world, world.neighbors(pid, "authored", "in")),
+        "date": p["date"],
+        "text": p["text"],
+        "mentions": _refs(world, world.neighbors(pid, "mentions", "out")),
+        "references": _refs(world, world.neighbors(pid, "references", "out")),
+    }
+
+
+def thread_record(world: World, tid: str) -> Record:
+    t = world.entity(tid)
+    return {
+        "id": tid,
+        "type": "thread",
+        "title": t["title"],
+        "author": _one(world, world.neighbors(tid, "authored", "in")),
+        "date": t["date"],
+        "discusses": _one(world, world.neighbors(tid, "discusses", "out")),
+        "references": _refs(world, world.neighbors(tid, "references", "out")),
+        "comments": [{"author": ref(world, c["author"]), "date": c["date"], "text": c["text"]} for c in t["comments"]],
+    }
+
+
+def activity_record(world: World, aid: str, limit: int) -> Record:
+    started = [t for t in world.neighbors(aid, "authored", "out") if world.type_of(t) == "thread"]
+    commented = world.neighbors(aid, "commented_on", "out")
+    return {
+        "id": aid,
+        "type": "activity",
+        "threads_started": [{"id": t, "title": world.entity(t)["title"]} for t in started[:limit]],
+        "commented_on": [{"id": t, "title": world.entity(t)["title"]} for t in commented[:limit]],
+    }
+
+
+def kg_entity_page(world: World, eid: str, relation: str | None = None, limit: int = LIST_LIMIT) -> Record:
+    """An imported knowledge-graph entity: its facts grouped by relation (inverse ones marked)."""
+    facts: dict[str, list[str]] = {}
+    for rel, direction, other in world.relations_of(eid):
+        if relation is not None and rel != relation:
+            continue
+        bucket = facts.setdefault(rel if direction == "out" else rel + INVERSE, [])
+        if len(bucket) < limit:
+            bucket.append(other)
+    return {"id": eid, "type": "entity", "name": world.label(eid), "facts": facts}
+
+
+def connections(world: World, entity_id: str) -> Record:
+    etype = world.type_of(entity_id)
+    if etype == "person":
+        return {"id": entity_id, "type": "connections", "knows": _refs(world, world.neighbors(entity_id, "knows", "out"))}
+    if etype == "account":
+        return {
+            "id": entity_id,
+            "type": "connections",
+            "following": _refs(world, world.neighbors(entity_id, "follows", "out")),
+            "followers": _refs(world, world.neighbors(entity_id, "follows", "in")),
+        }
+    if etype == "entity":
+        return kg_entity_page(world, entity_id)
+    raise ValueError(f"{entity_id!r} is a {etype}; connections exist for people and accounts")
+
+
+_PAGES = {
+    "person": person_page,
+    "account": account_page,
+    "organization": organization_page,
+    "location": location_page,
+    "event": event_page,
+    "post": post_record,
+    "thread": thread_record,
+    "entity": kg_entity_page,
+}
+
+
+def page(world: World, entity_id: str) -> Record:
+    """The public page of any entity."""
+    return _PAGES[world.type_of(entity_id)](world, entity_id)
+
+
+# ---------------------------------------------------------------------------- edges a record shows
+def _ids(value: Any) -> list[str]:
+    if isinstance(value, dict):
+        return [value["id"]] if isinstance(value.get("id"), str) else []
+    if isinstance(value, list):
+        return [v["id"] for v in value if isinstance(v, dict) and isinstance(v.get("id"), str)]
+    return []
+
+
+# record type -> (field, relation, True if the record is the edge's head)
+_FIELD_EDGES: dict[str, tuple[tuple[str, str, bool], ...]] = {
+    "person": (("employer", "works_at", True), ("city", "lives_in", True), ("accounts", "alias_of", False),
+               ("events", "attended", True)),
+    "organization": (("based_in", "based_in", True),),
+    "location": (("organizations", "based_in", False), ("events", "held_in", False)),
+    "event": (("held_in", "held_in", True), ("attendees", "attended", False)),
+    "post": (("author", "authored", False), ("mentions", "mentions", True), ("references", "references", True)),
+    "thread": (("author", "authored", False), ("discusses", "discusses", True), ("references", "references", True)),
+    "connections": (("knows", "knows", True), ("following", "follows", True), ("followers", "follows", False)),
+    "activity": (("threads_started", "authored", True), ("commented_on", "commented_on", True)),
+}
+
+
+def record_edges(record: Record) -> list[Edge]:
+    """The world edges a record exhibits, read from its fields alone.
+
+    This is the single definition of "what a record shows": tools use it to decide which edges
+    ``add_edge`` may cite, and the oracle agent uses it to read tool results.
+    """
+    rid, rtype = record.get("id"), record.get("type")
+    if not isinstance(rid, str):
+        return []
+    edges: list[Edge] = []
+    if rtype == "entity":
+        for key, others in record.get("facts", {}).items():
+            if key.endswith(INVERSE):
+                edges += [Edge(o, key[: -len(INVERSE)], rid) for o in others]
+            else:
+                edges += [Edge(rid, key, o) for o in others]
+        return edges
+    for fname, rel, head in _FIELD_EDGES.get(rtype, ()):  # type: ignore[arg-type]
+        for other in _ids(record.get(fname)):
+            edges.append(Edge(rid, rel, other) if head else Edge(other, rel, rid))
+    if rtype == "thread":
+        for c in record.get("comments", []):
+            edges += [Edge(a, "commented_on", rid) for a in _ids(c.get("author"))]
+    return list(dict.fromkeys(edges))
+
+
+def records_in(data: Any) -> list[Record]:
+    """Every typed record inside a tool result (search results nest them in lists)."""
+    found: list[Record] = []
+    if isinstance(data, dict):
+        if isinstance(data.get("type"), str) and "id" in data:
+            found.append(data)
+        for key in ("results", "posts"):
+            for item in data.get(key, ()) if isinstance(data.get(key), list) else ():
+                found += records_in(item)
+    return found
