@@ -187,11 +187,11 @@ class OSINTEnv(gym.Env[str, str]):
         self.working_graph: dict[Edge, None] = {}
         self.critical_steps = self.tool_calls = self.invalid_actions = self.parse_failures = 0
         self.penalty_paid = 0.0
-        self.call_log: list[tuple[bool, frozenset[str]]] = []  # (part of a parallel step, entities returned)
+        self.call_log: list[tuple[bool, Any]] = []  # (part of a parallel step, ToolOutput or None)
         self.submitted: Any = None
         self.breakdown: RewardBreakdown | None = None
         self._done = False
-        self.transcript: list[str] = [f"Q: {self.task.question}"]
+        self.transcript: list[tuple[Any, str]] = []  # (action, observation), formatted by render()
         text = (
             f"{self.task.question}\n"
             f"Investigate with tools and answer with one entity id. Budget: {self.max_steps} steps, up to "
@@ -227,22 +227,21 @@ class OSINTEnv(gym.Env[str, str]):
             values = [c.args["entity_id"] for c in answer_calls]
             flat = [v for val in values for v in (val if isinstance(val, list) else [val])]
             self.submitted = flat[0] if len(flat) == 1 else flat
-            self.transcript.append(f"ANSWER: {self.submitted}")
         if terminated or truncated:
             self._done = True
             self.breakdown = self._score()
             paid_before = self.penalty_paid + reward  # penalties returned by earlier steps
             reward = self.breakdown.total + paid_before  # so that the episode's rewards sum to the total
             extra.update(self._episode_summary())
-        obs: Any
-        if parsed.ok:
-            obs = {"step": self.critical_steps, "steps_left": self.max_steps - self.critical_steps, "results": results}
-            if terminated:
-                obs["answer_submitted"] = True
-        else:
-            obs = {"step": self.critical_steps, "steps_left": self.max_steps - self.critical_steps, "error": error}
+        obs: dict[str, Any] = {"step": self.critical_steps, "steps_left": self.max_steps - self.critical_steps}
+        if results:
+            obs["results"] = results
+        elif error is not None:  # the action as a whole was rejected (parse error, unknown tool, too many calls)
+            obs["error"] = error
+        if terminated:
+            obs["answer_submitted"] = True
         text = self._obs(obs)
-        self.transcript.append(f"ACTION: {str(action)[:300]}\nOBS: {text[:600]}")
+        self.transcript.append((action, text))
         return text, float(reward), terminated, truncated, self._info(**extra)
 
     def _run_calls(self, calls: tuple[Call, ...], results: list[dict[str, Any]]) -> tuple[str | None, list[Call]]:
@@ -271,10 +270,10 @@ class OSINTEnv(gym.Env[str, str]):
                 self.tool_calls += 1
                 try:
                     out = self.tools[call.name](self.world, self.notes, call.args)
-                    self.call_log.append((parallel, out.entities))
+                    self.call_log.append((parallel, out))
                     entry = {"call": call.name, "ok": True, "result": out.data}
                 except ToolError as exc:
-                    self.call_log.append((parallel, frozenset()))
+                    self.call_log.append((parallel, None))
                     message = str(exc)
                     entry = {"call": call.name, "ok": False, "error": message}
             if not entry["ok"] and error is None:
@@ -291,7 +290,7 @@ class OSINTEnv(gym.Env[str, str]):
         if self.world.kind == "osint" and args["rel"] not in RELATIONS:
             return f"unknown relation {args['rel'][:40]!r}; known: {', '.join(RELATIONS)}"
         edge = canonical_edge(Edge(args["src"], args["rel"], args["dst"]))
-        if edge not in self.notes.supported:
+        if edge not in self.notes.supported():
             return "that edge is not shown by any record you retrieved"
         self.working_graph[edge] = None
         return None
@@ -310,7 +309,7 @@ class OSINTEnv(gym.Env[str, str]):
         answer = self.submitted if isinstance(self.submitted, str) else None
         if answer:
             relevant.add(answer)
-        useful = [bool(ents & relevant) for _, ents in self.call_log]
+        useful = [out is not None and bool(out.entities & relevant) for _, out in self.call_log]
         parallel = [u for (par, _), u in zip(self.call_log, useful) if par]
         return {
             "reward_breakdown": self.breakdown.to_dict(),
@@ -322,6 +321,12 @@ class OSINTEnv(gym.Env[str, str]):
         }
 
     def render(self) -> str | None:
-        if self.render_mode != "ansi":
+        if self.render_mode != "ansi" or self.task is None:
             return None
-        return "\n".join(self.transcript) + "\n"
+        lines = [f"Q: {self.task.question}"]
+        for action, text in self.transcript:
+            lines.append(f"ACTION: {str(action)[:300]}")
+            lines.append(f"OBS: {text[:600]}")
+        if self.submitted is not None:
+            lines.append(f"ANSWER: {self.submitted}")
+        return "\n".join(lines) + "\n"

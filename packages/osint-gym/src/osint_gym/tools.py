@@ -27,23 +27,58 @@ class ToolError(Exception):
 
 @dataclass
 class Notes:
-    """What this episode has retrieved: the only data ``search_notes`` may search."""
+    """What this episode has retrieved: the only data ``search_notes`` may search, and the only
+    edges ``add_edge`` may cite. Derived data (edges, search text) is computed on demand so that
+    a plain lookup step stays cheap."""
 
-    # lower-cased JSON text -> record, in retrieval order (identical records are kept once)
-    records: dict[str, views.Record] = field(default_factory=dict)
-    supported: set[Edge] = field(default_factory=set)  # canonical edges shown by those records
+    records: dict[tuple[str, str], views.Record] = field(default_factory=dict)  # (type, id) -> record
+    _pending: list[views.Record] = field(default_factory=list)
+    _supported: set[Edge] = field(default_factory=set)
+    _texts: dict[tuple[str, str], str] = field(default_factory=dict)
 
-    def add(self, record: views.Record) -> None:
-        text = json.dumps(record, ensure_ascii=False).lower()
-        if text not in self.records:
-            self.records[text] = record
+    def add_result(self, data: Any) -> None:
+        for record in views.records_in(data):
+            key = (record["type"], record["id"])
+            if key not in self.records:
+                self.records[key] = record
+                self._pending.append(record)
+
+    def supported(self) -> set[Edge]:
+        """Canonical edges shown by the records retrieved so far."""
+        for record in self._pending:
+            self._supported.update(canonical_edge(e) for e in views.record_edges(record))
+        self._pending.clear()
+        return self._supported
+
+    def text(self, key: tuple[str, str]) -> str:
+        if key not in self._texts:
+            self._texts[key] = json.dumps(self.records[key], ensure_ascii=False).lower()
+        return self._texts[key]
 
 
-@dataclass
+@dataclass(frozen=True)
 class ToolOutput:
     data: dict[str, Any]
-    edges: list[Edge]
-    entities: frozenset[str]
+
+    @property
+    def edges(self) -> list[Edge]:
+        return [e for r in views.records_in(self.data) for e in views.record_edges(r)]
+
+    @property
+    def entities(self) -> frozenset[str]:
+        """Every entity id the result shows: records and every reference inside them."""
+        found: set[str] = set()
+        stack: list[Any] = [self.data]
+        while stack:  # every entity a record shows appears as an "id" field somewhere in it
+            item = stack.pop()
+            if isinstance(item, dict):
+                rid = item.get("id")
+                if isinstance(rid, str):
+                    found.add(rid)
+                stack.extend(v for v in item.values() if isinstance(v, (dict, list)))
+            elif isinstance(item, list):
+                stack.extend(v for v in item if isinstance(v, (dict, list)))
+        return frozenset(found)
 
 
 # ---------------------------------------------------------------------------- argument checks
@@ -88,18 +123,8 @@ def _entity(world: World, ref: str, want: tuple[str, ...], arg: str) -> str:
 
 
 def _output(data: dict[str, Any], notes: Notes) -> ToolOutput:
-    edges: list[Edge] = []
-    entities: set[str] = set()
-    for record in views.records_in(data):
-        notes.add(record)
-        entities.add(record["id"])
-        rec_edges = views.record_edges(record)
-        edges.extend(rec_edges)
-        for e in rec_edges:
-            entities.add(e.head)
-            entities.add(e.tail)
-    notes.supported.update(canonical_edge(e) for e in edges)
-    return ToolOutput(data, edges, frozenset(entities))
+    notes.add_result(data)
+    return ToolOutput(data)
 
 
 _RENDER = {"post": views.post_record, "thread": views.thread_record}
@@ -212,8 +237,9 @@ def search_notes(world: World, notes: Notes, query: str, limit: int) -> ToolOutp
     if not tokens:
         raise ToolError("query has no searchable words")
     # A scan is right here: notes hold only what this episode retrieved (tens of records).
-    hits = [record for text, record in notes.records.items() if all(t in text for t in tokens)]
-    return ToolOutput({"query": query, "total": len(hits), "results": hits[:limit]}, [], frozenset())
+    hits = [record for key, record in notes.records.items() if all(t in notes.text(key) for t in tokens)]
+    # results are copies of earlier records: nothing new is retrieved, so nothing is added to notes
+    return ToolOutput({"query": query, "total": len(hits), "results": hits[:limit]})
 
 
 # ---------------------------------------------------------------------------- registry

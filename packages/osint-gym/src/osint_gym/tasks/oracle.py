@@ -20,7 +20,8 @@ from osint_gym.views import record_edges, records_in
 from osint_gym.world.graph import World
 
 Call = tuple[str, dict[str, Any]]
-Plan = Generator[list[Call], list[Any], list[str]]
+# A plan returns (entities its reading determined, evidence edges it read along the way).
+Plan = Generator[list[Call], list[Any], "tuple[list[str], list[Edge]]"]
 _BIG = 20  # the largest page size a tool allows
 
 _O, _I = Direction.OUT, Direction.IN
@@ -63,6 +64,7 @@ class _Knowledge:
     def __init__(self) -> None:
         self.edges: set[Edge] = set()
         self.records: dict[str, dict[str, Any]] = {}
+        self.platforms: dict[str, str] = {}
         self.done: set[str] = set()  # calls already made (repr of the call)
 
     def absorb(self, data: Any) -> None:
@@ -70,6 +72,15 @@ class _Knowledge:
             if record["type"] not in ("activity", "connections"):  # those share their owner's id
                 self.records.setdefault(record["id"], record)
             self.edges.update(record_edges(record))
+        stack = [data]
+        while stack:  # references to accounts carry their platform: remember it
+            item = stack.pop()
+            if isinstance(item, dict):
+                if isinstance(item.get("id"), str) and "platform" in item:
+                    self.platforms[item["id"]] = item["platform"]
+                stack.extend(item.values())
+            elif isinstance(item, list):
+                stack.extend(item)
 
     def neighbors(self, x: str, relation: str, direction: Direction) -> list[str]:
         if direction is _O:
@@ -78,9 +89,14 @@ class _Knowledge:
             found = [e.head for e in self.edges if e.tail == x and e.relation == relation]
         return sorted(set(found))
 
+    def attribute(self, x: str, name: str) -> str | None:
+        if name == "platform" and x in self.platforms:
+            return self.platforms[x]
+        return self.records.get(x, {}).get(name)
+
     def holds(self, f: Filter, x: str) -> bool:
         if f.relation in ATTRIBUTE_FILTERS:
-            return self.records.get(x, {}).get(f.relation) == f.value
+            return self.attribute(x, f.relation) == f.value
         edge = f.edge(x)
         return edge in self.edges
 
@@ -109,6 +125,8 @@ def _fetch(know: _Knowledge, calls: list[Call]) -> Generator[list[Call], list[An
     fresh = []
     for call in calls:
         key = repr(call)
+        if call[0] == "get_profile" and call[1]["handle_or_id"] in know.records:
+            continue  # that page already came back inside an earlier result
         if key not in know.done:
             know.done.add(key)
             fresh.append(call)
@@ -124,7 +142,7 @@ def _filtered(know: _Knowledge, kind: str, candidates: list[str], filters: tuple
     for c in candidates:
         for f in filters:
             if f.relation in ATTRIBUTE_FILTERS:
-                if c not in know.records:
+                if know.attribute(c, f.relation) is None:
                     calls.append(("get_profile", {"handle_or_id": c}))
             else:
                 calls += _reveal_calls(kind, f.relation, f.direction, c)
@@ -144,19 +162,20 @@ def _alias_owner(know: _Knowledge, account: str) -> Generator[list[Call], list[A
 
 
 def oracle_plan(query: Query, kind: str = "osint") -> Plan:
-    """Yield tool-call batches, receive results, return every entity the query leads to."""
+    """Yield tool-call batches, receive their results; return (entities reached, evidence read)."""
     know = _Knowledge()
     if query.start is not None:
         frontier = [query.start]
     else:
         edge_filters = [f for f in query.filters if f.relation not in ATTRIBUTE_FILTERS]
         if not edge_filters:
-            return []
+            return [], []
         first = edge_filters[0]
         back = _I if first.direction is _O else _O
         yield from _fetch(know, _reveal_calls(kind, first.relation, back, first.value, _hint(query.filters)))
         frontier = know.neighbors(first.value, first.relation, back)
         frontier = yield from _filtered(know, kind, frontier, query.filters)
+    chain = [frontier]
     for hop in query.hops:
         nxt: list[str] = []
         if kind == "osint" and (hop.relation, hop.direction) == ("alias_of", _O):
@@ -169,8 +188,14 @@ def oracle_plan(query: Query, kind: str = "osint") -> Plan:
                 nxt += know.neighbors(node, hop.relation, hop.direction)
         frontier = yield from _filtered(know, kind, list(dict.fromkeys(nxt)), hop.filters)
         if not frontier:
-            return []
-    return frontier
+            return [], []
+        chain.append(frontier)
+    if query.exclude_start:
+        frontier = [f for f in frontier if f != query.start]
+    evidence: list[Edge] = []
+    if all(len(f) == 1 for f in chain):
+        evidence = [e for e in query.evidence([f[0] for f in chain]) if e in know.edges]
+    return frontier, evidence
 
 
 @dataclass(frozen=True)
@@ -179,6 +204,7 @@ class OracleResult:
     critical_steps: int  # env steps used, the answer step included
     tool_calls: int
     out_of_budget: bool = False
+    evidence: tuple[Edge, ...] = ()
 
     @property
     def answer(self) -> str | None:
@@ -208,7 +234,8 @@ def run_oracle(world: World, query: Query, max_steps: int, max_parallel_calls: i
                         results.append(None)
             batch = plan.send(results)
     except StopIteration as stop:
-        return OracleResult(tuple(stop.value), steps + 1, calls)
+        found, evidence = stop.value
+        return OracleResult(tuple(found), steps + 1, calls, evidence=tuple(evidence))
 
 
 class OraclePolicy:
@@ -232,12 +259,12 @@ class OraclePolicy:
         self._max_parallel = max_parallel_calls
         self._pending: list[Call] = []  # calls of the current batch not yet sent
         self._collected: list[Any] = []  # results of the current batch so far
-        self._answer: list[str] | None = None
+        self._answer: tuple[list[str], list[Edge]] | None = None
         self._sent = 0
         try:
             self._pending = next(self._plan)
         except StopIteration as stop:
-            self._answer = list(stop.value)
+            self._answer = stop.value
 
     def act(self, observation: str) -> str:
         import json
@@ -255,10 +282,13 @@ class OraclePolicy:
                 try:
                     self._pending = self._plan.send(self._collected)
                 except StopIteration as stop:
-                    self._answer = list(stop.value)
+                    self._answer = stop.value
                 self._collected = []
-        if self._answer is not None:
-            return json.dumps({"answer": self._answer[0] if len(self._answer) == 1 else self._answer})
+        if self._answer is not None:  # cite the evidence it read, then answer, in one action
+            found, evidence = self._answer
+            calls: list[dict[str, Any]] = [{"add_edge": list(e)} for e in evidence]
+            calls.append({"answer": found[0] if len(found) == 1 else found})
+            return json.dumps({"tool_calls": calls})
         chunk, self._pending = self._pending[: self._max_parallel], self._pending[self._max_parallel :]
         self._sent = len(chunk)
         return json.dumps({"tool_calls": [{"name": n, "arguments": a} for n, a in chunk]})

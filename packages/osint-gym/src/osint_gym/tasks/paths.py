@@ -130,7 +130,7 @@ def make_task(
         task_id=f"{family}-{provenance.get('seed')}-{provenance.get('index')}",
         question=question,
         answers=(answer,),
-        evidence=tuple(dict.fromkeys(query.evidence(world, path))),
+        evidence=tuple(dict.fromkeys(query.evidence(path))),
         family=family,
         difficulty=difficulty or difficulty_for_hops(query.n_hops),
         query=query,

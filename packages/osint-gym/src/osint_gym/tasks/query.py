@@ -59,6 +59,7 @@ class Query:
     hops: tuple[Hop, ...] = ()
     select_type: str | None = None  # with start=None: the entity type to select from
     filters: tuple[Filter, ...] = ()  # with start=None: what the selected entity satisfies
+    exclude_start: bool = False  # MetaQA-style: the topic entity is never its own answer
 
     @property
     def n_hops(self) -> int:
@@ -94,6 +95,8 @@ class Query:
                 for n in hop.step(world, node):
                     nxt[n] = None
             frontier = nxt
+        if self.exclude_start:
+            frontier.pop(self.start, None)  # type: ignore[arg-type]
         return list(frontier)
 
     def chain(self, world: World) -> list[str] | None:
@@ -109,7 +112,7 @@ class Query:
             path.append(nxt[0])
         return path
 
-    def evidence(self, world: World, path: list[str]) -> list[Edge]:
+    def evidence(self, path: list[str]) -> list[Edge]:
         """Edges that prove a chain: each hop's edge plus each filter's edge."""
         edges: list[Edge] = []
         if self.start is None:
@@ -129,6 +132,7 @@ class Query:
             "hops": [{"relation": h.relation, "direction": h.direction.value, "filters": fl(h.filters)} for h in self.hops],
             "select_type": self.select_type,
             "filters": fl(self.filters),
+            "exclude_start": self.exclude_start,
         }
 
     @classmethod
@@ -137,4 +141,4 @@ class Query:
             return tuple(Filter(r, Direction(d), v) for r, d, v in items)
 
         hops = tuple(Hop(h["relation"], Direction(h["direction"]), fl(h.get("filters", []))) for h in data.get("hops", []))
-        return cls(data.get("start"), hops, data.get("select_type"), fl(data.get("filters", [])))
+        return cls(data.get("start"), hops, data.get("select_type"), fl(data.get("filters", [])), bool(data.get("exclude_start", False)))

@@ -62,10 +62,11 @@ class TaskSampler:
         if not eligible:
             raise ConfigError(f"family {family!r} makes no {difficulty} tasks in this world")
         rng = random.Random(f"{self.seed}:{index}")
+        # The difficulty is drawn once per index, then a family that makes it: redrawing it after a
+        # rejection would favour the difficulty that is easiest to verify.
+        diff = difficulty or rng.choice([d for d in DIFFICULTIES if any(d in f.difficulties_for(self.world) for f in eligible)])
+        fams = [f for f in eligible if diff in f.difficulties_for(self.world)]
         for attempt in range(self.max_attempts):
-            # difficulty first, then a family that makes it: keeps the three difficulties balanced
-            diff = difficulty or rng.choice([d for d in DIFFICULTIES if any(d in f.difficulties_for(self.world) for f in eligible)])
-            fams = [f for f in eligible if diff in f.difficulties_for(self.world)]
             fam = rng.choices(fams, weights=[f.config.weight for f in fams])[0]
             provenance = {"world": self.world.name, "world_seed": self.world.seed, "seed": self.seed, "index": index, "attempt": attempt}
             task = fam.propose(self.world, rng, diff, provenance)

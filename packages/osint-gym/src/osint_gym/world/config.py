@@ -77,6 +77,20 @@ class WorldConfig:
                 raise ConfigError(unknown_key_message(key, known, "world config"))
         return cls(**data)
 
+    @classmethod
+    def from_toml(cls, path: str) -> WorldConfig:
+        """Load a ``[world]`` table (or a file holding only world keys) from TOML."""
+        import tomllib
+
+        try:
+            with open(path, "rb") as fh:
+                data = tomllib.load(fh)
+        except OSError as exc:
+            raise ConfigError(f"cannot read world config {path!r}: {exc.strerror}") from None
+        except tomllib.TOMLDecodeError as exc:
+            raise ConfigError(f"{path}: invalid TOML ({exc})") from None
+        return cls.from_dict(data.get("world", data))
+
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
 

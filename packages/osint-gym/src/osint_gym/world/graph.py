@@ -55,6 +55,7 @@ class World:
         # Hot-path adjacency: networkx's internal dicts avoid a view object per lookup.
         self._succ = graph._succ
         self._pred = graph._pred
+        self._node = graph._node
         self.cache: dict[str, Any] = {}  # derived, rebuildable structures (text indices)
         self._build_indices()
 
@@ -83,13 +84,14 @@ class World:
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
         state["cache"] = {}
-        del state["_succ"], state["_pred"]
+        del state["_succ"], state["_pred"], state["_node"]
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
         self._succ = self.graph._succ
         self._pred = self.graph._pred
+        self._node = self.graph._node
 
     # ------------------------------------------------------------------ lookups
     def __contains__(self, entity_id: object) -> bool:
@@ -100,7 +102,7 @@ class World:
 
     def entity(self, entity_id: str) -> dict[str, Any]:
         try:
-            return self.graph.nodes[entity_id]
+            return self._node[entity_id]  # networkx's node-attribute dict, without a view object
         except KeyError:
             raise UnknownEntityError(f"unknown entity {entity_id!r}") from None
 

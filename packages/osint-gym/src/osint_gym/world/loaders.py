@@ -141,7 +141,7 @@ def load_metaqa_qa(world: World, path: str | Path, hops: int, *, max_steps: int 
             continue
         found = None
         for path_rels in _paths(world, topic, hops):
-            query = Query(topic, tuple(Hop(rel, d) for rel, d in path_rels))
+            query = Query(topic, tuple(Hop(rel, d) for rel, d in path_rels), exclude_start=True)
             if set(query.evaluate(world)) == set(answers):
                 found = query
                 break
@@ -182,7 +182,7 @@ def _evidence(world: World, query: object, answers: set[str]) -> list[Edge]:
                 layer.setdefault(nxt, []).append((node, hop.edge(node, nxt)))
         layers.append(layer)
         frontier = set(layer)
-    keep = set(answers)
+    keep = set(answers) - {query.start}
     edges: list[Edge] = []
     for layer in reversed(layers):
         parents = set()
