@@ -1,0 +1,130 @@
+"""``osint-eval``: run, compare, leaderboard. Bad arguments give a one-line error (exit 2).
+
+``--help`` is instant: torch and transformers load only when a model policy is built.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+POLICY_HELP = ("random-guess | random-valid | oracle | openai:<base_url>#<model> | a model "
+               "(local folder, hub id, or tiny:<hidden>x<layers>)")
+
+
+def _common(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--tasks", default="v0:test", help="v0:dev | v0:test | tasks.jsonl | generator:<model> (default v0:test)")
+    p.add_argument("--world", help="benchmark split whose world a task file or generator source uses (default: inferred / v0:test)")
+    p.add_argument("--out", required=True, help="report folder (report.json, report.md, report.html)")
+    p.add_argument("--mode", choices=["single_turn", "multi_turn"], default="single_turn")
+    p.add_argument("--family", help="only this task family")
+    p.add_argument("--difficulty", choices=["easy", "medium", "hard"])
+    p.add_argument("--limit", type=int, help="at most this many tasks")
+    p.add_argument("--seed", type=int, default=0, help="sampling and bootstrap seed")
+    p.add_argument("--max-steps", type=int, default=24, help="multi-turn step budget")
+    p.add_argument("--max-parallel-calls", type=int, default=4, help="multi-turn: tool calls per step")
+    p.add_argument("--batch-size", type=int, default=32, help="episodes whose turns are generated together")
+    p.add_argument("--max-new-tokens", type=int, help="tokens per model turn (default 16 single-turn, 96 multi-turn)")
+    p.add_argument("--temperature", type=float, default=0.0, help="0 = greedy (default)")
+    p.add_argument("--context-mode", choices=["triples", "records"], default="triples", help="single-turn context")
+    p.add_argument("--leaderboard", default="leaderboard.jsonl", help="append the results here ('' to skip)")
+    p.add_argument("--no-progress", action="store_true")
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="osint-eval", description="Evaluate models on OSINT-v0 with confidence intervals.")
+    sub = p.add_subparsers(dest="command", required=True)
+    r = sub.add_parser("run", help="evaluate one policy")
+    r.add_argument("--policy", required=True, help=POLICY_HELP)
+    r.add_argument("--baselines", action="store_true", help="also run random-guess and oracle on the same tasks")
+    _common(r)
+    c = sub.add_parser("compare", help="paired comparison of a candidate against a base model")
+    c.add_argument("--base", required=True, help=POLICY_HELP)
+    c.add_argument("--candidate", required=True, help=POLICY_HELP)
+    c.add_argument("--baselines", action="store_true", help="also run random-guess on the same tasks")
+    _common(c)
+    lb = sub.add_parser("leaderboard", help="render leaderboard.jsonl as a table")
+    lb.add_argument("--file", default="leaderboard.jsonl")
+    lb.add_argument("--sort-by", default="success", help="success | reward | evidence_f1 | steps | tool_calls | n")
+    lb.add_argument("--tasks", help="only rows for this task source")
+    return p
+
+
+def _policy(spec: str, args: argparse.Namespace) -> Any:
+    from osint_eval.policies import make_policy
+
+    default_tokens = 96 if args.mode == "multi_turn" else 16
+    kwargs: dict[str, Any] = {"seed": args.seed, "max_new_tokens": args.max_new_tokens or default_tokens, "temperature": args.temperature}
+    if not spec.startswith(("random-", "oracle", "openai:")):
+        kwargs["batch_size"] = args.batch_size
+    return make_policy(spec, **kwargs)
+
+
+def _evaluate(args: argparse.Namespace, specs: dict[str, str], comparisons: list[tuple[str, str]]) -> int:
+    from osint_eval import leaderboard
+    from osint_eval.evaluate import evaluate
+    from osint_eval.errors import EvalError
+    from osint_eval.report import write_report
+    from osint_eval.tasks import load_tasks
+
+    for name in ("limit", "max_steps", "batch_size", "max_parallel_calls"):
+        value = getattr(args, name)
+        if value is not None and value < 1:
+            raise EvalError(f"--{name.replace('_', '-')} must be >= 1, got {value}")
+    taskset = load_tasks(args.tasks, world=args.world, family=args.family, difficulty=args.difficulty, limit=args.limit, seed=args.seed)
+    if not taskset.tasks:
+        raise EvalError(f"no valid task from {args.tasks}")
+    policies = {name: _policy(spec, args) for name, spec in specs.items()}
+    run_kwargs: dict[str, Any] = {"batch_size": args.batch_size}
+    if args.mode == "single_turn":
+        run_kwargs.update(context_mode=args.context_mode)
+    else:
+        run_kwargs.update(max_steps=args.max_steps, max_parallel_calls=args.max_parallel_calls)
+    config = {k: v for k, v in vars(args).items() if k != "command"} | {"policies": specs}
+    report = evaluate(policies, taskset, mode=args.mode, seed=args.seed, comparisons=comparisons, config=config,
+                      progress=not args.no_progress, **run_kwargs)
+    report["out_dir"] = str(Path(args.out))
+    paths = write_report(report, args.out)
+    if args.leaderboard:
+        leaderboard.append(args.leaderboard, [leaderboard.entry(specs[n], report, n) for n in specs])
+    for name, m in report["models"].items():
+        o = m["summary"]["overall"]
+        from osint_eval.metrics import estimate
+
+        print(f"{name}: success {estimate(o['success']).fmt(pct=True)}, reward {estimate(o['reward']).fmt()}")
+    for name, c in report["comparisons"].items():
+        from osint_eval.metrics import estimate
+
+        print(f"{name}: success delta {estimate(c['overall']['success_delta']).fmt(pct=True)}, McNemar p={c['overall']['mcnemar']['p_value']:.3g}")
+    print(f"report: {paths['md']} {paths['html']} {paths['json']}")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    from osint_eval.errors import EvalError
+
+    try:
+        if args.command == "leaderboard":
+            from osint_eval import leaderboard
+
+            print(leaderboard.render(leaderboard.load(args.file), sort_by=args.sort_by, tasks=args.tasks))
+            return 0
+        if args.command == "run":
+            specs = {args.policy: args.policy}
+            if args.baselines:
+                specs.update({"random-guess": "random-guess", "oracle": "oracle"})
+            return _evaluate(args, specs, [])
+        specs = {"base": args.base, "candidate": args.candidate}
+        if args.baselines:
+            specs["random-guess"] = "random-guess"
+        return _evaluate(args, specs, [("base", "candidate")])
+    except EvalError as exc:
+        print(f"osint-eval: error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

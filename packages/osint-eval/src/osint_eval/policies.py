@@ -1,0 +1,275 @@
+"""Policies: one interface (a batch of conversations in, a batch of completions out).
+
+* `HFPolicy`: a Hugging Face causal LM (hub id, local folder or ``tiny:`` spec), batched generation,
+  chat template applied, greedy by default, seedable sampling. Loaded once per run.
+* `OpenAIPolicy`: any OpenAI-compatible ``/v1/chat/completions`` endpoint (vLLM, Ollama, OpenAI,
+  ``transformers serve``); the key comes from an environment variable.
+* Scripted baselines: `RandomGuessPolicy` (chance level: a random entity of the asked type among
+  what the policy has seen), `RandomValidPolicy` (random valid tool calls, then a random answer)
+  and `OraclePolicy` (osint-gym's tool-only oracle: the upper bound).
+
+Scripted policies also receive the task and the env, but only the oracle reads the task's
+structured query (it is the privileged upper bound); the others use what the agent could see.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import re
+import urllib.error
+import urllib.request
+from abc import ABC, abstractmethod
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+from osint_gym.schema import ID_PREFIX, EntityType
+from osint_gym.single_turn import Context, random_guess
+from osint_gym.tasks import Task, run_oracle
+from osint_gym.tasks.oracle import OraclePolicy as _GymOracle
+from osint_gym.world import World
+
+from osint_eval.errors import EvalError
+
+_ID = re.compile(r"\b(?:person|account|org|loc|event|post|thread)_\d+\b")
+_HANDLE = re.compile(r"@[A-Za-z0-9_.]+[A-Za-z0-9_]")
+
+
+@dataclass
+class PolicyInput:
+    """One pending turn. ``messages`` is the conversation so far; the rest is for scripted policies."""
+
+    messages: list[dict[str, str]]
+    task: Task
+    world: World
+    episode: int  # index of the episode in this run (stable across its turns)
+    turn: int
+    context: Context | None = None  # single-turn mode
+    env: Any = None  # multi-turn mode: the OSINTEnv (unwrapped)
+    seen: list[str] = field(default_factory=list)  # observations so far
+
+
+class Policy(ABC):
+    name: str = "policy"
+    is_model: bool = False
+
+    @abstractmethod
+    def act(self, batch: list[PolicyInput]) -> list[str]:
+        """One completion per input, in order."""
+
+    def describe(self) -> dict[str, Any]:
+        return {"name": self.name, "type": type(self).__name__}
+
+    def close(self) -> None:  # noqa: B027 - optional hook
+        pass
+
+
+# ---------------------------------------------------------------------------- scripted baselines
+def _type_prefix(task: Task) -> str | None:
+    types = {t.value for t in ID_PREFIX}
+    return ID_PREFIX[EntityType(task.answer_type)] if task.answer_type in types else None
+
+
+class RandomGuessPolicy(Policy):
+    """Chance level: answers a random entity of the asked type among those it has seen.
+
+    Single-turn: from the context. Multi-turn: it first looks up the first id or handle the
+    question names, then guesses among the ids that came back."""
+
+    def __init__(self, seed: int = 0) -> None:
+        self.name = "random-guess"
+        self.seed = seed
+
+    def act(self, batch: list[PolicyInput]) -> list[str]:
+        out = []
+        for item in batch:
+            rng = random.Random(f"{self.seed}:{item.task.task_id}:{item.turn}")
+            if item.context is not None:
+                out.append(random_guess(item.task, item.context, rng))
+                continue
+            if item.turn == 0:
+                refs = _ID.findall(item.task.question) + _HANDLE.findall(item.task.question)
+                if refs:
+                    out.append(json.dumps({"tool": "get_profile", "args": {"handle_or_id": refs[0]}}))
+                    continue
+            prefix = _type_prefix(item.task)
+            seen = [i for text in item.seen for i in _ID.findall(text)]
+            pool = [i for i in seen if prefix and i.startswith(prefix)] or seen
+            out.append(json.dumps({"answer": rng.choice(pool) if pool else "none"}))
+        return out
+
+
+class RandomValidPolicy(Policy):
+    """Random well-formed tool calls on ids it has seen, then a random seen id as the answer."""
+
+    TOOLS = ("get_profile", "get_connections", "get_user_posts", "search_posts")
+
+    def __init__(self, seed: int = 0, steps_before_answer: int = 3) -> None:
+        self.name = "random-valid"
+        self.seed = seed
+        self.steps_before_answer = steps_before_answer
+
+    def act(self, batch: list[PolicyInput]) -> list[str]:
+        out = []
+        for item in batch:
+            rng = random.Random(f"{self.seed}:{item.task.task_id}:{item.turn}")
+            seen = list(dict.fromkeys(i for text in item.seen for i in _ID.findall(text) + _HANDLE.findall(text)))
+            if item.context is not None:
+                ids = list(item.context.entities)
+                out.append(rng.choice(ids) if ids else "none")
+            elif item.turn >= self.steps_before_answer or not seen:
+                ids = [s for s in seen if not s.startswith("@")]
+                out.append(json.dumps({"answer": rng.choice(ids) if ids else "none"}))
+            else:
+                tool, ref = rng.choice(self.TOOLS), rng.choice(seen)
+                arg = {"get_profile": "handle_or_id", "get_connections": "person_or_account",
+                       "get_user_posts": "account", "search_posts": "query"}[tool]
+                out.append(json.dumps({"tool": tool, "args": {arg: ref}}))
+        return out
+
+
+class OraclePolicy(Policy):
+    """osint-gym's tool-only oracle: knows what the question means, reads facts from tools."""
+
+    def __init__(self) -> None:
+        self.name = "oracle"
+        self._agents: dict[int, _GymOracle] = {}
+
+    def act(self, batch: list[PolicyInput]) -> list[str]:
+        out = []
+        for item in batch:
+            if item.context is not None:
+                result = run_oracle(item.world, item.task.query, 24, 4)
+                lines = [result.answer or "none"] + [f"{e.head} {e.relation} {e.tail}" for e in result.evidence]
+                out.append("\n".join(lines))
+                continue
+            if item.turn == 0:
+                agent = _GymOracle()
+                agent.reset(item.task.query, item.world.kind, item.env.max_parallel_calls)
+                self._agents[item.episode] = agent
+            out.append(self._agents[item.episode].act(item.seen[-1]))
+        return out
+
+
+# ---------------------------------------------------------------------------- model policies
+class HFPolicy(Policy):
+    """A Hugging Face causal LM with batched generation (loaded once)."""
+
+    is_model = True
+
+    def __init__(self, model: str, *, batch_size: int = 32, max_new_tokens: int = 64, temperature: float = 0.0,
+                 top_p: float = 1.0, seed: int = 0, dtype: str = "auto", device: str | None = None) -> None:
+        from osint_eval.modeling import load_model_and_tokenizer
+
+        self.name = model
+        self.model_ref = model
+        self.model, self.tokenizer = load_model_and_tokenizer(model, dtype=dtype, device=device)
+        if self.tokenizer.chat_template is None:
+            raise EvalError(f"model {model!r} has no chat template; use an instruct/chat model")
+        self.batch_size, self.max_new_tokens = batch_size, max_new_tokens
+        self.temperature, self.top_p, self.seed = temperature, top_p, seed
+        self.tokens_generated = 0
+
+    def describe(self) -> dict[str, Any]:
+        return {"name": self.name, "type": "HFPolicy", "max_new_tokens": self.max_new_tokens,
+                "temperature": self.temperature, "top_p": self.top_p, "seed": self.seed}
+
+    def act(self, batch: list[PolicyInput]) -> list[str]:
+        return self.generate([b.messages for b in batch])
+
+    def generate(self, conversations: list[list[dict[str, str]]], *, num_return_sequences: int = 1,
+                 temperature: float | None = None) -> list[str]:
+        """Completions for each conversation (``num_return_sequences`` each, consecutive)."""
+        import torch
+
+        temperature = self.temperature if temperature is None else temperature
+        out: list[str] = []
+        device = next(self.model.parameters()).device
+        for start in range(0, len(conversations), self.batch_size):
+            chunk = conversations[start : start + self.batch_size]
+            texts = [self.tokenizer.apply_chat_template(c, add_generation_prompt=True, tokenize=False) for c in chunk]
+            enc = self.tokenizer(texts, return_tensors="pt", padding=True, add_special_tokens=False).to(device)
+            kwargs: dict[str, Any] = {"max_new_tokens": self.max_new_tokens, "pad_token_id": self.tokenizer.pad_token_id,
+                                      "eos_token_id": self.tokenizer.eos_token_id, "num_return_sequences": num_return_sequences}
+            if temperature > 0:
+                torch.manual_seed(self.seed + start)
+                kwargs.update(do_sample=True, temperature=temperature, top_p=self.top_p)
+            else:
+                kwargs.update(do_sample=False, temperature=None, top_p=None, top_k=None)
+            with torch.no_grad():
+                gen = self.model.generate(**enc, **kwargs)
+            new = gen[:, enc["input_ids"].shape[1]:]
+            self.tokens_generated += int((new != self.tokenizer.pad_token_id).sum())
+            out += self.tokenizer.batch_decode(new, skip_special_tokens=True)
+        return out
+
+    def close(self) -> None:
+        del self.model
+
+
+class OpenAIPolicy(Policy):
+    """An OpenAI-compatible chat endpoint (``POST {base_url}/chat/completions``)."""
+
+    is_model = True
+
+    def __init__(self, base_url: str, model: str, *, api_key_env: str = "OPENAI_API_KEY", max_tokens: int = 64,
+                 temperature: float = 0.0, timeout: float = 60.0, workers: int = 4, check: bool = True) -> None:
+        self.base_url = base_url.rstrip("/")
+        self.model = model
+        self.name = f"{model}@{self.base_url}"
+        self.api_key = os.environ.get(api_key_env, "")
+        self.max_tokens, self.temperature, self.timeout, self.workers = max_tokens, temperature, timeout, workers
+        if check:
+            self._check_reachable()
+
+    def describe(self) -> dict[str, Any]:
+        return {"name": self.name, "type": "OpenAIPolicy", "model": self.model, "max_tokens": self.max_tokens,
+                "temperature": self.temperature}
+
+    def _request(self, path: str, payload: dict[str, Any] | None) -> dict[str, Any]:
+        data = json.dumps(payload).encode() if payload is not None else None
+        req = urllib.request.Request(self.base_url + path, data=data, method="POST" if data else "GET",
+                                     headers={"Content-Type": "application/json", **({"Authorization": f"Bearer {self.api_key}"} if self.api_key else {})})
+        try:
+            with urllib.request.urlopen(req, timeout=self.timeout) as resp:
+                return json.loads(resp.read().decode())
+        except urllib.error.HTTPError as exc:
+            body = exc.read().decode(errors="replace")[:200]
+            raise EvalError(f"endpoint {self.base_url}{path} answered HTTP {exc.code}: {body}") from None
+        except (urllib.error.URLError, TimeoutError, ConnectionError) as exc:
+            raise EvalError(f"endpoint {self.base_url} is unreachable: {getattr(exc, 'reason', exc)}") from None
+
+    def _check_reachable(self) -> None:
+        self._request("/models", None)
+
+    def _complete(self, messages: list[dict[str, str]]) -> str:
+        body = self._request("/chat/completions", {"model": self.model, "messages": messages,
+                                                   "max_tokens": self.max_tokens, "temperature": self.temperature})
+        try:
+            return body["choices"][0]["message"]["content"] or ""
+        except (KeyError, IndexError, TypeError):
+            raise EvalError(f"endpoint returned an unexpected body: {json.dumps(body)[:200]}") from None
+
+    def act(self, batch: list[PolicyInput]) -> list[str]:
+        with ThreadPoolExecutor(max_workers=self.workers) as pool:
+            return list(pool.map(self._complete, [b.messages for b in batch]))
+
+
+def make_policy(spec: str, **kwargs: Any) -> Policy:
+    """``random-guess``, ``random-valid``, ``oracle``, ``openai:<base_url>#<model>``, or a model
+    (hub id, local folder, ``tiny:`` spec)."""
+    seed = kwargs.pop("seed", 0)
+    if spec == "random-guess":
+        return RandomGuessPolicy(seed)
+    if spec == "random-valid":
+        return RandomValidPolicy(seed)
+    if spec == "oracle":
+        return OraclePolicy()
+    if spec.startswith("openai:"):
+        url, _, model = spec[len("openai:"):].partition("#")
+        if not url or not model:
+            raise EvalError(f"expected openai:<base_url>#<model>, got {spec!r}")
+        return OpenAIPolicy(url, model, max_tokens=kwargs.get("max_new_tokens", 64), temperature=kwargs.get("temperature", 0.0))
+    return HFPolicy(spec, seed=seed, **kwargs)

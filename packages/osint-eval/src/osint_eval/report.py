@@ -1,0 +1,208 @@
+"""Reports: ``report.json`` (everything), ``report.md`` (tables to paste), ``report.html`` (one
+self-contained file: inline CSS, inline SVG plots made with matplotlib, no script, no network).
+
+Every string that came from a task, a tool or a model is escaped (`html.escape`) before it enters
+the HTML, so a question or answer holding ``</script>`` or markup renders as text.
+"""
+
+from __future__ import annotations
+
+import html
+import io
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from osint_eval.metrics import estimate
+
+CSS = """
+body{font-family:system-ui,-apple-system,Segoe UI,sans-serif;margin:2rem auto;max-width:70rem;color:#1d1d1f;padding:0 1rem}
+h1{font-size:1.6rem}h2{font-size:1.25rem;margin-top:2rem;border-bottom:1px solid #ddd}
+table{border-collapse:collapse;margin:.5rem 0 1rem}th,td{border:1px solid #ccc;padding:.25rem .6rem;text-align:right}
+th:first-child,td:first-child{text-align:left}th{background:#f4f4f6}
+.ok{color:#137333;font-weight:600}.bad{color:#b3261e;font-weight:600}
+details{border:1px solid #ddd;border-radius:6px;margin:.4rem 0;padding:.3rem .6rem}summary{cursor:pointer}
+pre{white-space:pre-wrap;word-break:break-word;background:#f7f7f9;padding:.4rem;border-radius:4px;font-size:.8rem}
+.plots{display:flex;flex-wrap:wrap;gap:1rem}.plot svg{max-width:34rem;height:auto}.muted{color:#666}
+"""
+MAX_EXPLORER_EPISODES = 150  # per model; the JSON report keeps all of them
+
+
+def _e(x: Any) -> str:
+    return html.escape(str(x), quote=True)
+
+
+def _pct(d: dict[str, Any]) -> str:
+    return estimate(d).fmt(pct=True)
+
+
+def _num(d: dict[str, Any]) -> str:
+    return estimate(d).fmt()
+
+
+# ---------------------------------------------------------------------------- markdown
+def _md_table(header: list[str], rows: list[list[str]]) -> str:
+    out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    out += ["| " + " | ".join(r) + " |" for r in rows]
+    return "\n".join(out)
+
+
+def _md_model_rows(models: dict[str, Any], key: str | None) -> list[list[str]]:
+    rows = []
+    for name, m in models.items():
+        blocks = {"overall": m["summary"]["overall"]} if key is None else m["summary"][key]
+        for group, b in blocks.items():
+            rows.append([_md_cell(name) + ("" if key is None else f" / {group}"), _pct(b["success"]), _num(b["reward"]),
+                         _num(b["evidence_f1"]), f"{b['steps']['mean']:.2f}", f"{b['tool_calls']['mean']:.2f}",
+                         f"{100 * b['invalid_action_rate']:.1f}%", f"{100 * b['parse_failure_rate']:.1f}%"])
+    return rows
+
+
+def _md_cell(text: str) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def markdown(report: dict[str, Any]) -> str:
+    header = ["model", "success [95% CI] (n)", "mean reward [95% CI]", "evidence F1", "steps", "tool calls", "invalid actions", "parse failures"]
+    parts = [f"# OSINT-v0 evaluation: {_md_cell(report['title'])}", "",
+             f"Tasks: `{_md_cell(report['tasks']['source'])}` (n = {report['tasks']['n']}), mode `{report['mode']}`, seed {report['seed']}.", ""]
+    if report["tasks"].get("proposals"):
+        p = report["tasks"]["proposals"]
+        parts += [f"Generator proposals: {p['valid']} valid of {p['total']}; invalid by reason: "
+                  + ", ".join(f"{k} {v}" for k, v in sorted(p["reasons"].items()) if k != "ok"), ""]
+    parts += ["## Overall", "", _md_table(header, _md_model_rows(report["models"], None)), ""]
+    parts += ["## By difficulty", "", _md_table(header, _md_model_rows(report["models"], "by_difficulty")), ""]
+    parts += ["## By family", "", _md_table(header, _md_model_rows(report["models"], "by_family")), ""]
+    if report.get("comparisons"):
+        rows = []
+        for name, comp in report["comparisons"].items():
+            for group, c in [("overall", comp["overall"])] + [(f"{g}", v) for g, v in comp["by_difficulty"].items()]:
+                if not c.get("n"):
+                    continue
+                rows.append([_md_cell(name), group, str(c["n"]), _pct(c["success_delta"]), _num(c["reward_delta"]),
+                             f"{c['steps_delta']['mean']:+.2f}", f"{c['tool_calls_delta']['mean']:+.2f}",
+                             f"{c['mcnemar']['candidate_only']}/{c['mcnemar']['base_only']}", f"{c['mcnemar']['p_value']:.3g}"])
+        parts += ["## Paired comparison (candidate minus base, same tasks)", "",
+                  _md_table(["comparison", "group", "n", "success delta [95% CI]", "reward delta [95% CI]", "steps delta",
+                             "tool-call delta", "discordant (cand/base)", "McNemar p"], rows), ""]
+    return "\n".join(parts) + "\n"
+
+
+# ---------------------------------------------------------------------------- plots
+def _svg(fig: Any) -> str:
+    buf = io.StringIO()
+    fig.savefig(buf, format="svg", bbox_inches="tight", metadata={"Date": None})
+    import matplotlib.pyplot as plt
+
+    plt.close(fig)
+    text = buf.getvalue()
+    text = text[text.index("<svg"):]  # drop the XML prolog and DOCTYPE: the SVG is inlined
+    # drop the RDF metadata block (it holds the creation date, which would make reports differ run to run)
+    return re.sub(r"<metadata>.*?</metadata>\s*", "", text, flags=re.DOTALL)
+
+
+def success_plot(report: dict[str, Any]) -> str:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    models = list(report["models"])
+    present = {g for m in report["models"].values() for g in m["summary"]["by_difficulty"]}
+    groups = [g for g in ("easy", "medium", "hard") if g in present] + sorted(present - {"easy", "medium", "hard"})
+    fig, ax = plt.subplots(figsize=(6.5, 3.4))
+    width = 0.8 / max(1, len(models))
+    for i, name in enumerate(models):
+        blocks = report["models"][name]["summary"]["by_difficulty"]
+        means = np.array([blocks[g]["success"]["mean"] if g in blocks else np.nan for g in groups])
+        lo = np.array([blocks[g]["success"]["lo"] if g in blocks else np.nan for g in groups])
+        hi = np.array([blocks[g]["success"]["hi"] if g in blocks else np.nan for g in groups])
+        x = np.arange(len(groups)) + i * width
+        ax.bar(x, means, width, yerr=[means - lo, hi - means], capsize=3, label=name[:40])
+    ax.set_xticks(np.arange(len(groups)) + width * (len(models) - 1) / 2, [f"{g}\n(n={report['models'][models[0]]['summary']['by_difficulty'].get(g, {}).get('n', 0)})" for g in groups])
+    ax.set_ylabel("success rate (95% CI)")
+    ax.set_ylim(0, 1)
+    ax.legend(fontsize=7)
+    ax.set_title("Success per difficulty")
+    return _svg(fig)
+
+
+def reward_plot(report: dict[str, Any]) -> str:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6.5, 3.4))
+    for name, episodes in report["episodes"].items():
+        ax.hist([e["reward"] for e in episodes], bins=30, range=(-0.4, 1.6), alpha=0.5, label=f"{name[:40]} (n={len(episodes)})")
+    ax.set_xlabel("episode reward")
+    ax.set_ylabel("episodes")
+    ax.legend(fontsize=7)
+    ax.set_title("Reward distribution")
+    return _svg(fig)
+
+
+# ---------------------------------------------------------------------------- html
+def _html_table(header: list[str], rows: list[list[str]], cls: str = "") -> str:
+    head = "".join(f"<th>{_e(h)}</th>" for h in header)
+    body = "".join("<tr>" + "".join(f"<td>{_e(c)}</td>" for c in r) + "</tr>" for r in rows)
+    return f'<table class="{cls}"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
+
+
+def _episode_html(ep: dict[str, Any]) -> str:
+    verdict = '<span class="ok">correct</span>' if ep["correct"] else '<span class="bad">wrong</span>'
+    gold = {tuple(e) for e in ep["gold_evidence"]}
+    agent = {tuple(e) for e in ep["agent_evidence"]}
+    steps = "".join(f"<li><b>action</b><pre>{_e(t['action'][:2000])}</pre><b>result</b><pre>{_e(t['observation'][:3000])}</pre></li>"
+                    for t in ep["transcript"])
+    edges = "".join(f"<tr><td>{_e(' '.join(e))}</td><td>{'yes' if e in gold else 'no'}</td><td>{'yes' if e in agent else 'no'}</td></tr>"
+                    for e in sorted(gold | agent))
+    return (
+        f"<details><summary>{verdict} <b>{_e(ep['task_id'])}</b> ({_e(ep['family'])}, {_e(ep['difficulty'])}): "
+        f"{_e(ep['question'][:160])}</summary>"
+        f"<p>Question: {_e(ep['question'])}</p><p>Submitted: <code>{_e(ep['submitted'])}</code> &middot; gold: "
+        f"<code>{_e(', '.join(ep['gold_answers']))}</code> &middot; reward {ep['reward']:.3f} &middot; steps {ep['steps']} &middot; "
+        f"tool calls {ep['tool_calls']}</p>"
+        f"<table><thead><tr><th>evidence edge</th><th>gold</th><th>agent</th></tr></thead><tbody>{edges}</tbody></table>"
+        f"<ol>{steps}</ol></details>"
+    )
+
+
+def render_html(report: dict[str, Any]) -> str:
+    header = ["model", "success [95% CI] (n)", "mean reward [95% CI]", "evidence F1", "steps", "tool calls", "invalid actions", "parse failures"]
+    parts = [
+        "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">",
+        f"<title>OSINT-v0 evaluation: {_e(report['title'])}</title><style>{CSS}</style></head><body>",
+        f"<h1>OSINT-v0 evaluation: {_e(report['title'])}</h1>",
+        f"<p class=\"muted\">Tasks <code>{_e(report['tasks']['source'])}</code> (n = {report['tasks']['n']}), mode "
+        f"<code>{_e(report['mode'])}</code>, seed {report['seed']}, git {_e(report.get('git_sha'))}.</p>",
+        "<h2>Summary</h2>", _html_table(header, _md_model_rows(report["models"], None), "summary"),
+    ]
+    if report.get("comparisons"):
+        rows = [[name, str(c["overall"]["n"]), _pct(c["overall"]["success_delta"]), _num(c["overall"]["reward_delta"]),
+                 f"{c['overall']['mcnemar']['p_value']:.3g}"] for name, c in report["comparisons"].items() if c["overall"].get("n")]
+        parts += ["<h2>Paired comparison</h2>", _html_table(["comparison", "n", "success delta [95% CI]", "reward delta [95% CI]", "McNemar p"], rows)]
+    parts += ["<h2>Plots</h2>", f'<div class="plots"><div class="plot">{success_plot(report)}</div><div class="plot">{reward_plot(report)}</div></div>',
+              "<h2>By difficulty</h2>", _html_table(header, _md_model_rows(report["models"], "by_difficulty")),
+              "<h2>By family</h2>", _html_table(header, _md_model_rows(report["models"], "by_family")),
+              "<h2>Episode explorer</h2>"]
+    for name, episodes in report["episodes"].items():
+        shown = episodes[:MAX_EXPLORER_EPISODES]
+        parts.append(f"<h3>{_e(name)} <span class=\"muted\">({len(shown)} of {len(episodes)} episodes)</span></h3>")
+        parts += [_episode_html(ep) for ep in shown]
+    parts.append("</body></html>")
+    return "\n".join(parts)
+
+
+def write_report(report: dict[str, Any], out_dir: str | Path) -> dict[str, Path]:
+    """Write report.json, report.md and report.html into ``out_dir``."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    paths = {"json": out / "report.json", "md": out / "report.md", "html": out / "report.html"}
+    paths["json"].write_text(json.dumps(report, indent=1, sort_keys=True, default=str), encoding="utf-8")
+    paths["md"].write_text(markdown(report), encoding="utf-8")
+    paths["html"].write_text(render_html(report), encoding="utf-8")
+    return paths

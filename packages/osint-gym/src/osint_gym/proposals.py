@@ -1,0 +1,252 @@
+"""Task proposals: how a model proposes a task about the world, and how osint-gym validates it.
+
+A generator is shown an `Offer`: in ``fixed`` mode a verified path to phrase as a question, in
+``generate`` mode a context subgraph from which it picks its own path. It answers with::
+
+    Q: <a question that names the start entity>
+    A: <the answer entity id>
+    E: <head relation tail>; <head relation tail>; ...
+
+`validate_proposal` turns that into a `Task` and runs the same verification as every other task
+(evidence replays, the start is named and the answer is not, the relation path from the start
+determines exactly the answer, the tool-only oracle solves it). Failures carry a `FailureReason`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import random
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from osint_gym.errors import ConfigError
+from osint_gym.schema import Direction, Edge, canonical_edge
+from osint_gym.tasks.families import create_family, list_families
+from osint_gym.tasks.paths import Template, realize
+from osint_gym.tasks.phrasing import question_text
+from osint_gym.tasks.query import Hop, Query
+from osint_gym.tasks.task import FailureReason, Task, Verdict, difficulty_for_hops
+from osint_gym.tasks.verify import DEFAULT_MAX_PARALLEL_CALLS, DEFAULT_MAX_STEPS, MAX_QUESTION_CHARS, verify_task
+from osint_gym.world.graph import World
+
+OFFER_MODES = ("fixed", "generate")
+MAX_PROPOSAL_HOPS = 4
+SYSTEM_PROMPT = "Write a question whose answer is one entity, as Q:, A: and E: lines."
+_LINE = re.compile(r"^\s*([QAE])\s*:\s*(.*)$", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Offer:
+    """What the generator is shown. ``path`` is a verified chain (its last entity is a valid answer);
+    in ``generate`` mode it is hidden among ``context`` edges and the generator must find a path."""
+
+    mode: str
+    start: str
+    path: tuple[Edge, ...]
+    context: tuple[Edge, ...]
+    offer_id: str = ""
+
+    def to_json(self) -> str:
+        return json.dumps({"mode": self.mode, "start": self.start, "path": [list(e) for e in self.path],
+                           "context": [list(e) for e in self.context], "offer_id": self.offer_id})
+
+    @classmethod
+    def from_json(cls, text: str) -> Offer:
+        d = json.loads(text)
+        return cls(d["mode"], d["start"], tuple(Edge(*e) for e in d["path"]), tuple(Edge(*e) for e in d["context"]), d.get("offer_id", ""))
+
+
+@dataclass(frozen=True)
+class Proposal:
+    question: str
+    answer: str
+    evidence: tuple[Edge, ...]
+
+
+def _chain_query(start: str, edges: tuple[Edge, ...]) -> tuple[Query, list[str]] | None:
+    """The filterless query an ordered edge chain from ``start`` spells, and the entities it visits."""
+    path, hops = [start], []
+    for e in edges:
+        if e.head == path[-1]:
+            hops.append(Hop(e.relation, Direction.OUT))
+            path.append(e.tail)
+        elif e.tail == path[-1]:
+            hops.append(Hop(e.relation, Direction.IN))
+            path.append(e.head)
+        else:
+            return None
+    return Query(start, tuple(hops)), path
+
+
+def make_offer(world: World, seed: int, index: int, *, mode: str = "fixed", max_hops: int = 2,
+               n_context: int = 10, max_attempts: int = 400) -> Offer:
+    """Offer ``index``: a path unique without filters (so that a Q/A/E proposal can express it),
+    verified by the oracle; in ``generate`` mode with nearby distractor edges. Pure in (seed, index)."""
+    if mode not in OFFER_MODES:
+        raise ConfigError(f"offer mode must be one of {OFFER_MODES}, got {mode!r}")
+    if not 1 <= max_hops <= MAX_PROPOSAL_HOPS:
+        raise ConfigError(f"max_hops must be in 1..{MAX_PROPOSAL_HOPS}, got {max_hops}")
+    rng = random.Random(f"offer:{seed}:{index}")
+    templates: list[Template] = []
+    for name in list_families():
+        fam = create_family(name)
+        for difficulty in fam.difficulties_for(world):
+            templates += [t for t in fam.templates(difficulty) if len(t.steps) <= max_hops]
+    if not templates:
+        raise ConfigError(f"no path templates of at most {max_hops} hops in this world")
+    for _ in range(max_attempts):
+        template = rng.choice(templates)
+        # a proposal can express a relation path but no filters: keep only paths unique without them
+        plain = Template(template.start_type, tuple(
+            dataclasses.replace(s, target_type=None, platform=None, disambiguate=False) for s in template.steps), template.start_if)
+        realized = realize(world, plain, rng)
+        if realized is None:
+            continue
+        query, path = realized
+        if query.evaluate(world) != [path[-1]]:
+            continue
+        edges = tuple(query.evidence(path))
+        task = Task("offer", question_text(world, query, world.type_of(path[-1]), [world.type_of(n) for n in path[1:]], rng),
+                    (path[-1],), edges, "generated", difficulty_for_hops(len(edges)), query)
+        if not verify_task(world, task).ok:
+            continue
+        context = edges
+        if mode == "generate":
+            around: dict[Edge, None] = {}
+            for node in path:
+                for rel, direction, other in world.relations_of(node):
+                    edge = canonical_edge(Edge(node, rel, other) if direction == "out" else Edge(other, rel, node))
+                    if edge not in edges:
+                        around[edge] = None
+            extra = list(around)
+            rng.shuffle(extra)
+            context = tuple(edges) + tuple(extra[: max(0, n_context - len(edges))])
+            context = tuple(rng.sample(context, len(context)))
+        return Offer(mode, path[0], edges, context, f"{seed}-{index}")
+    raise ConfigError(f"no offer found at index {index} after {max_attempts} attempts")
+
+
+def generator_messages(world: World, offer: Offer) -> list[dict[str, str]]:
+    """The chat prompt of the generator for an offer."""
+    if offer.mode == "fixed":
+        lines = "; ".join(f"{e.head} {e.relation} {e.tail}" for e in offer.path)
+        user = f"Path: {lines}\nStart: {world.surface(offer.start)} = {offer.start}"
+    else:  # the generator picks the start and the path itself
+        lines = "; ".join(f"{e.head} {e.relation} {e.tail}" for e in offer.context)
+        names = "; ".join(f"{n} = {world.surface(n)}" for n in dict.fromkeys(x for e in offer.context for x in (e.head, e.tail))
+                          if world.surface(n) != n)
+        user = f"Graph: {lines}\nNames: {names}"
+    return [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": user}]
+
+
+def format_proposal(proposal: Proposal) -> str:
+    evidence = "; ".join(f"{e.head} {e.relation} {e.tail}" for e in proposal.evidence)
+    return f"Q: {proposal.question}\nA: {proposal.answer}\nE: {evidence}"
+
+
+def gold_proposal(world: World, offer: Offer, seed: int = 0) -> str:
+    """A correct proposal for an offer (warm-start demonstrations): the offered path, phrased."""
+    chain = _chain_query(offer.start, offer.path)
+    if chain is None:
+        raise ConfigError(f"offer {offer.offer_id!r}: its path is not a chain from its start")
+    query, path = chain
+    rng = random.Random(f"gold:{seed}:{offer.offer_id}")
+    question = question_text(world, query, world.type_of(path[-1]), [world.type_of(n) for n in path[1:]], rng)
+    return format_proposal(Proposal(question, path[-1], offer.path))
+
+
+def parse_proposal(completion: str) -> Proposal | str:
+    """A `Proposal`, or a message saying what is malformed. Accepts Q/A/E lines or JSON
+    ``{"question", "answer", "evidence": [[h, r, t], ...]}``. Never raises."""
+    if not isinstance(completion, str) or not completion.strip():
+        return "empty completion"
+    text = completion.strip()[:4000]
+    fields: dict[str, Any] = {}
+    if text.startswith("{"):
+        try:
+            data = json.loads(text)
+        except (ValueError, RecursionError):
+            return "completion is not valid JSON"
+        if not isinstance(data, dict):
+            return "JSON proposal must be an object"
+        fields = {"Q": data.get("question"), "A": data.get("answer"), "E": data.get("evidence")}
+    else:
+        for line in text.splitlines():
+            m = _LINE.match(line)
+            if m and m.group(1).upper() not in fields:
+                fields[m.group(1).upper()] = m.group(2).strip()
+    question, answer, evidence = fields.get("Q"), fields.get("A"), fields.get("E")
+    if not isinstance(question, str) or not question:
+        return "missing the Q: line"
+    if not isinstance(answer, str) or not answer or len(answer.split()) != 1:
+        return "the A: line must hold one entity id"
+    edges: list[Edge] = []
+    if isinstance(evidence, str):
+        for part in evidence.split(";"):
+            tokens = part.split()
+            if not tokens:
+                continue
+            if len(tokens) != 3:
+                return f"evidence item {part.strip()[:60]!r} is not 'head relation tail'"
+            edges.append(Edge(*tokens))
+    elif isinstance(evidence, list):
+        for item in evidence:
+            if not (isinstance(item, list) and len(item) == 3 and all(isinstance(x, str) for x in item)):
+                return "JSON evidence items must be [head, relation, tail]"
+            edges.append(Edge(*item))
+    if not edges:
+        return "missing the E: line (the evidence path)"
+    return Proposal(question, answer, tuple(edges))
+
+
+def validate_proposal(
+    world: World,
+    proposal: Proposal | str,
+    *,
+    max_hops: int = MAX_PROPOSAL_HOPS,
+    max_steps: int = DEFAULT_MAX_STEPS,
+    max_parallel_calls: int = DEFAULT_MAX_PARALLEL_CALLS,
+    task_id: str = "proposal",
+) -> tuple[Verdict, Task | None]:
+    """Turn a proposal into a verified task, or say why it is not one."""
+    if isinstance(proposal, str):
+        return Verdict(FailureReason.MALFORMED, proposal), None
+    if len(proposal.evidence) > max_hops or len(proposal.question) > MAX_QUESTION_CHARS:
+        return Verdict(FailureReason.TOO_LARGE, f"{len(proposal.evidence)} hops (max {max_hops}), {len(proposal.question)} chars"), None
+    for e in proposal.evidence:
+        for node in (e.head, e.tail):
+            if node not in world:
+                return Verdict(FailureReason.UNKNOWN_ENTITY, f"{node[:60]!r} is not an entity"), None
+        if not world.has_edge(*e):  # symmetric relations are stored both ways
+            return Verdict(FailureReason.EDGE_NOT_IN_WORLD, f"{tuple(e)} is not in the world"), None
+    if proposal.answer not in world:
+        return Verdict(FailureReason.UNKNOWN_ENTITY, f"answer {proposal.answer[:60]!r} is not an entity"), None
+    first = proposal.evidence[0]
+    if len(proposal.evidence) == 1:
+        start = first.head if first.tail == proposal.answer else first.tail
+    else:
+        second = proposal.evidence[1]
+        start = first.head if first.head not in (second.head, second.tail) else first.tail
+    chain = _chain_query(start, proposal.evidence)
+    if chain is None:
+        return Verdict(FailureReason.NOT_A_PATH, "the evidence edges do not form a chain"), None
+    query, path = chain
+    if path[-1] != proposal.answer:
+        return Verdict(FailureReason.ANSWER_MISMATCH, f"the evidence chain ends at {path[-1]!r}, not at the answer"), None
+    if len(set(path)) != len(path):
+        return Verdict(FailureReason.NOT_A_PATH, "the evidence chain revisits an entity"), None
+    task = Task(task_id, proposal.question, (proposal.answer,), tuple(canonical_edge(e) for e in proposal.evidence),
+                "generated", difficulty_for_hops(len(proposal.evidence)), query, world.type_of(proposal.answer),
+                {"source": "proposal"})
+    verdict = verify_task(world, task, max_steps=max_steps, max_parallel_calls=max_parallel_calls)
+    return verdict, (task if verdict.ok else None)
+
+
+def grounding(offer: Offer, proposal: Proposal) -> float:
+    """Share of the proposal's evidence edges that the offer showed (measured, not claimed)."""
+    if not proposal.evidence:
+        return 0.0
+    shown = {canonical_edge(e) for e in offer.context}
+    return sum(canonical_edge(e) in shown for e in proposal.evidence) / len(proposal.evidence)

@@ -1,0 +1,142 @@
+"""Single-turn mode: the context is placed in the prompt and the model answers once.
+
+Training (osint-selfplay) and evaluation (osint-eval) both use this module, so a model is scored
+the same way in both. The context simulates records already retrieved: the gold evidence mixed
+with distractors, as id triples (``"triples"``) or as rendered platform records (``"records"``).
+The answer is scored by `osint_gym.reward.score_episode`, like an env episode.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+from dataclasses import dataclass
+
+from osint_gym.actions import parse_action
+from osint_gym.errors import ConfigError
+from osint_gym.reward import RewardBreakdown, RewardConfig, score_episode
+from osint_gym.schema import ID_PREFIX, Edge, EntityType, canonical_edge
+from osint_gym.tasks.task import Task
+from osint_gym.views import page, record_edges
+from osint_gym.world.graph import World
+
+CONTEXT_MODES = ("triples", "records")
+SYSTEM_PROMPT = "Answer the question with one entity id from the context."
+
+
+@dataclass(frozen=True)
+class Context:
+    text: str
+    edges: tuple[Edge, ...]  # every edge the context shows (what an answer may cite)
+    entities: tuple[str, ...]  # every entity the context shows by its id, in order of appearance
+
+
+def _distractor_edges(world: World, task: Task, rng: random.Random, n: int) -> list[Edge]:
+    """Edges around the entities of the evidence that are not themselves evidence."""
+    gold = {canonical_edge(e) for e in task.evidence}
+    around: dict[Edge, None] = {}
+    for node in dict.fromkeys(n for e in task.evidence for n in (e.head, e.tail)):
+        for rel, direction, other in world.relations_of(node):
+            edge = canonical_edge(Edge(node, rel, other) if direction == "out" else Edge(other, rel, node))
+            if edge not in gold:
+                around[edge] = None
+    pool = list(around)
+    rng.shuffle(pool)
+    return pool[:n]
+
+
+def build_context(world: World, task: Task, *, mode: str = "triples", n_distractors: int = 6, seed: int = 0) -> Context:
+    """The context for a task: its evidence plus ``n_distractors`` nearby edges, shuffled (deterministic)."""
+    if mode not in CONTEXT_MODES:
+        raise ConfigError(f"context mode must be one of {CONTEXT_MODES}, got {mode!r}")
+    rng = random.Random(f"{seed}:{task.task_id}:{task.question}")
+    edges = [canonical_edge(e) for e in task.evidence] + _distractor_edges(world, task, rng, n_distractors)
+    rng.shuffle(edges)
+    entities = list(dict.fromkeys(n for e in edges for n in (e.head, e.tail)))
+    if mode == "triples":
+        # Entities the question names are written as the question writes them; every other
+        # entity (the answer among them) by its id. The answer is never named (verified).
+        named = {n: world.surface(n) for n in (task.query.named_entities() if task.query else []) if n in world}
+        lines = [f"{named.get(e.head, e.head)} {e.relation} {named.get(e.tail, e.tail)}" for e in edges]
+        return Context("\n".join(lines), tuple(edges), tuple(n for n in entities if n not in named))
+    records = [page(world, n) for n in entities]
+    shown = tuple(dict.fromkeys(canonical_edge(e) for r in records for e in record_edges(r)))
+    text = "\n".join(json.dumps(r, ensure_ascii=False, separators=(",", ":")) for r in records)
+    return Context(text, shown, tuple(entities))
+
+
+def answer_messages(task: Task, context: Context) -> list[dict[str, str]]:
+    """The chat prompt of the single-turn answerer."""
+    return [
+        {"role": "system", "content": SYSTEM_PROMPT},
+        # The question comes first: a small model then reads the context knowing what it looks for.
+        {"role": "user", "content": f"Question: {task.question}\nContext:\n{context.text}"},
+    ]
+
+
+def gold_completion(task: Task, cite_evidence: bool = False) -> str:
+    """What a perfect single-turn answer looks like (warm-start demonstrations)."""
+    if not cite_evidence:
+        return task.answer
+    return task.answer + "\n" + "\n".join(f"{e.head} {e.relation} {e.tail}" for e in task.evidence)
+
+
+@dataclass(frozen=True)
+class ParsedAnswer:
+    answer: str | list[str] | None
+    evidence: tuple[Edge, ...]
+    error: str | None = None
+
+
+def parse_answer(completion: str) -> ParsedAnswer:
+    """``"person_12"``, ``"answer: person_12"``, a JSON ``{"answer": ..., "evidence": [[h, r, t], ...]}``,
+    or the answer on the first line followed by ``h rel t`` evidence lines. Never raises."""
+    if not isinstance(completion, str) or not completion.strip():
+        return ParsedAnswer(None, (), "empty completion")
+    text = completion.strip()
+    if text[0] in "{[<":
+        parsed = parse_action(text)
+        answers = [c for c in parsed.calls if c.name == "answer" and isinstance(c.args, dict)]
+        edges = tuple(
+            Edge(c.args["src"], c.args["rel"], c.args["dst"]) for c in parsed.calls
+            if c.name == "add_edge" and isinstance(c.args, dict) and all(isinstance(c.args.get(k), str) for k in ("src", "rel", "dst"))
+        )
+        if answers:
+            value = answers[0].args.get("entity_id")
+            if isinstance(value, (str, list)):
+                return ParsedAnswer(value, edges)
+        return ParsedAnswer(None, edges, parsed.error or "no answer in the JSON")
+    first, *rest = text.splitlines()
+    first = re.sub(r"^\s*(?:final\s+)?answer\s*[:=]\s*", "", first, flags=re.IGNORECASE).strip()
+    edges = []
+    for line in rest:
+        parts = re.sub(r"^\s*evidence\s*:\s*", "", line, flags=re.IGNORECASE).split()
+        if len(parts) == 3:
+            edges.append(Edge(*parts))
+    if not first:
+        return ParsedAnswer(None, tuple(edges), "no answer on the first line")
+    return ParsedAnswer(first, tuple(edges))
+
+
+def score_completion(task: Task, completion: str, context: Context, cfg: RewardConfig | None = None) -> RewardBreakdown:
+    """Score a single-turn completion with the env's reward: the answer, and F1 of the cited edges
+    the context actually shows (a citation the context does not show counts as an invalid action)."""
+    cfg = cfg or RewardConfig()
+    parsed = parse_answer(completion)
+    shown = set(context.edges)
+    cited = {canonical_edge(e) for e in parsed.evidence}
+    supported = cited & shown
+    invalid = len(cited - shown) + (1 if parsed.error else 0)
+    return score_episode(
+        gold_answers=task.answers, gold_evidence=task.evidence, submitted=parsed.answer, evidence=supported,
+        critical_steps=1, max_steps=1, penalties_paid=invalid * cfg.invalid_action_penalty, cfg=cfg,
+    )
+
+
+def random_guess(task: Task, context: Context, rng: random.Random) -> str:
+    """The chance baseline: a random context entity of the type the question asks for."""
+    types = {t.value for t in ID_PREFIX}
+    prefix = ID_PREFIX[EntityType(task.answer_type)] if task.answer_type in types else None
+    pool = [e for e in context.entities if prefix and e.startswith(prefix)] or list(context.entities)
+    return rng.choice(pool) if pool else ""

@@ -1,0 +1,103 @@
+"""``osint-selfplay``: train (self-play rounds) and generate (sample + validate tasks from a generator).
+
+``--help`` is instant: torch, trl and transformers are imported inside the commands.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="osint-selfplay", description="Adversarial generator/answerer self-play on OSINT-v0 with TRL GRPO.")
+    sub = p.add_subparsers(dest="command", required=True)
+    t = sub.add_parser("train", help="run self-play rounds from a TOML config")
+    t.add_argument("--config", help="TOML run config (defaults: the built-in tiny CPU run)")
+    t.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+                   help="override a config value, e.g. --set rounds=3 --set grpo_answerer.max_steps=10 (repeatable)")
+    t.add_argument("--resume", action="store_true", help="continue the run in output_dir from its first unfinished phase")
+    t.add_argument("--dry-run", action="store_true", help="materialise every dataset and artifact, skip gradient updates")
+    g = sub.add_parser("generate", help="sample task proposals from a generator checkpoint and validate them")
+    g.add_argument("--model", required=True, help="generator checkpoint (folder, hub id or tiny: spec)")
+    g.add_argument("--n", type=int, default=200, help="proposals to sample (default 200)")
+    g.add_argument("--out", required=True, help="JSONL file for the valid tasks")
+    g.add_argument("--split", default="v0:train", help="benchmark split whose world the tasks are about")
+    g.add_argument("--mode", choices=["fixed", "generate"], default="fixed", help="offer mode (canonical_graph_mode)")
+    g.add_argument("--max-hops", type=int, default=2)
+    g.add_argument("--temperature", type=float, default=1.0)
+    g.add_argument("--seed", type=int, default=0)
+    return p
+
+
+def _train(args: argparse.Namespace) -> int:
+    from osint_selfplay.config import load_config
+
+    overrides = list(args.overrides) + (["dry_run=true"] if args.dry_run else [])
+    cfg = load_config(args.config, overrides)
+    from osint_selfplay.loop import SelfPlayRun
+
+    summary = SelfPlayRun(cfg, resume=args.resume).run()
+    from osint_selfplay.report import format_summary
+
+    print(format_summary(summary))
+    return 0
+
+
+def _generate(args: argparse.Namespace) -> int:
+    from collections import Counter
+
+    from osint_gym import proposals
+    from osint_gym.benchmark import benchmark_world
+    from osint_gym.tasks import save_jsonl
+
+    from osint_selfplay.errors import ConfigError
+    from osint_selfplay.phases import sample_completions
+
+    if args.n < 1:
+        raise ConfigError(f"--n must be >= 1, got {args.n}")
+    world = benchmark_world(args.split)
+    offers = [proposals.make_offer(world, args.seed, 30_000_000 + i, mode=args.mode, max_hops=args.max_hops) for i in range(args.n)]
+    completions = sample_completions(args.model, [proposals.generator_messages(world, o) for o in offers],
+                                     temperature=args.temperature, seed=args.seed, max_new_tokens=128)
+    reasons: Counter[str] = Counter()
+    tasks, seen = [], set()
+    for i, c in enumerate(completions):
+        verdict, task = proposals.validate_proposal(world, proposals.parse_proposal(c), max_hops=args.max_hops, task_id=f"gen-{i}")
+        reason = verdict.reason.value
+        if task is not None and task.question in seen:
+            reason, task = "duplicate", None
+        reasons[reason] += 1
+        if task is not None:
+            seen.add(task.question)
+            tasks.append(task)
+    save_jsonl(tasks, args.out)
+    print(f"valid: {len(tasks)}/{args.n} ({len(tasks) / args.n:.1%}); reasons: {json.dumps(dict(sorted(reasons.items())))}")
+    print(f"wrote {len(tasks)} tasks to {args.out}")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s", datefmt="%H:%M:%S")
+    from osint_selfplay.errors import SelfPlayError
+
+    try:
+        return _train(args) if args.command == "train" else _generate(args)
+    except SelfPlayError as exc:
+        print(f"osint-selfplay: error: {exc}", file=sys.stderr)
+        return 2
+    except Exception as exc:  # model loading and eval errors from osint-eval / osint-gym, as one line
+        from osint_eval.errors import EvalError
+        from osint_gym.errors import OSINTGymError
+
+        if isinstance(exc, (EvalError, OSINTGymError)):
+            print(f"osint-selfplay: error: {exc}", file=sys.stderr)
+            return 2
+        raise
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,321 @@
+"""Run configuration: frozen dataclasses loaded from TOML, with ``--set a.b=c`` overrides.
+
+Unknown keys are errors that name the closest key; cross-field rules are checked with a message
+that states the rule, the values and the fix.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import tomllib
+from dataclasses import dataclass, field, fields, is_dataclass
+from typing import Any, get_args, get_origin, get_type_hints
+
+from osint_gym.errors import unknown_key_message
+
+from osint_selfplay.errors import ConfigError
+
+
+def _f(default: Any, help: str, **kw: Any) -> Any:  # noqa: A002 - mirrors dataclass field(metadata=help)
+    if isinstance(default, (list, dict)):
+        return field(default_factory=lambda: type(default)(default), metadata={"help": help, **kw})
+    return field(default=default, metadata={"help": help, **kw})
+
+
+def _choice(name: str, value: Any, choices: tuple[Any, ...]) -> None:
+    if value not in choices:
+        raise ConfigError(f"{name} must be one of {', '.join(map(repr, choices))}; got {value!r}")
+
+
+def _positive(name: str, value: Any, minimum: float = 1) -> None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < minimum:
+        raise ConfigError(f"{name} must be a number >= {minimum}; got {value!r}")
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    generator: str = _f("tiny:128x3", "Generator model: hub id, local folder or tiny:<hidden>x<layers> spec.")
+    answerer: str = _f("tiny:128x3", "Answerer model (ignored with model_topology='shared', which uses `generator`).")
+    dtype: str = _f("float32", "Weights dtype: float32, bfloat16, float16 or auto.")
+
+    def __post_init__(self) -> None:
+        _choice("model.dtype", self.dtype, ("float32", "bfloat16", "float16", "auto"))
+        for name in ("generator", "answerer"):
+            if not isinstance(getattr(self, name), str) or not getattr(self, name):
+                raise ConfigError(f"model.{name} must be a non-empty string")
+
+
+@dataclass(frozen=True)
+class LoraConfig:
+    r: int = _f(16, "LoRA rank.")
+    alpha: int = _f(32, "LoRA alpha (scaling = alpha / r).")
+    dropout: float = _f(0.05, "LoRA dropout.")
+    target_modules: list[str] = _f(["q_proj", "k_proj", "v_proj", "o_proj"], "Modules to adapt (peft LoraConfig.target_modules).")
+
+    def __post_init__(self) -> None:
+        _positive("lora.r", self.r)
+        _positive("lora.alpha", self.alpha)
+        if not 0 <= self.dropout < 1:
+            raise ConfigError(f"lora.dropout must be in [0, 1); got {self.dropout!r}")
+        if "lm_head" in self.target_modules:
+            raise ConfigError("lora.target_modules must not contain 'lm_head' (TRL rejects it)")
+
+
+@dataclass(frozen=True)
+class WarmStartConfig:
+    enabled: str = _f("auto", "SFT warm start: 'auto' (on for tiny: models), 'on' or 'off'.")
+    answerer_examples: int = _f(6000, "Gold single-turn answers (verified osint-gym tasks).")
+    generator_examples: int = _f(1500, "Gold task proposals (verified offers, phrased).")
+    epochs: float = _f(1.0, "Passes over the demonstrations.")
+    learning_rate: float = _f(2e-3, "SFT learning rate (tiny models from scratch need ~1e-3).")
+    batch_size: int = _f(32, "SFT batch size.")
+    warmup_steps: int = _f(30, "Linear warm-up steps.")
+    max_length: int = _f(512, "Truncate demonstrations to this many tokens.")
+
+    def __post_init__(self) -> None:
+        _choice("warm_start.enabled", self.enabled, ("auto", "on", "off"))
+        for name in ("answerer_examples", "generator_examples", "batch_size"):
+            _positive(f"warm_start.{name}", getattr(self, name))
+        _positive("warm_start.learning_rate", self.learning_rate, 1e-12)
+
+
+@dataclass(frozen=True)
+class GRPOPhaseConfig:
+    """Passed through to TRL's GRPOConfig (same names and meanings)."""
+
+    learning_rate: float = _f(2e-4, "GRPOConfig.learning_rate (TRL's 1e-6 default does nothing on tiny models).")
+    max_steps: int = _f(20, "GRPOConfig.max_steps per phase.")
+    per_device_train_batch_size: int = _f(32, "GRPOConfig.per_device_train_batch_size (completions per device per step).")
+    gradient_accumulation_steps: int = _f(1, "GRPOConfig.gradient_accumulation_steps.")
+    num_generations: int = _f(8, "GRPOConfig.num_generations (group size).")
+    max_completion_length: int = _f(8, "GRPOConfig.max_completion_length (tokens).")
+    temperature: float = _f(1.0, "Sampling temperature.")
+    top_p: float = _f(1.0, "Nucleus sampling.")
+    beta: float = _f(0.0, "KL coefficient (0: no reference model).")
+    epsilon: float = _f(0.2, "Clipping epsilon.")
+    num_iterations: int = _f(1, "Updates per generation batch.")
+    loss_type: str = _f("dapo", "grpo, dr_grpo, dapo, bnpo, cispo, sapo, luspo or vespo.")
+    scale_rewards: str = _f("group", "group, batch or none.")
+    lr_scheduler_type: str = _f("constant", "Learning-rate schedule.")
+    warmup_steps: int = _f(0, "Warm-up steps.")
+    logging_steps: int = _f(1, "Log every N steps.")
+    save_strategy: str = _f("no", "'no' (the phase's final model is always saved) or 'steps'.")
+    save_steps: int = _f(500, "With save_strategy='steps'.")
+
+    def __post_init__(self) -> None:
+        _choice("loss_type", self.loss_type, ("grpo", "dr_grpo", "dapo", "bnpo", "cispo", "sapo", "luspo", "vespo"))
+        _choice("scale_rewards", self.scale_rewards, ("group", "batch", "none"))
+        _choice("save_strategy", self.save_strategy, ("no", "steps"))
+        for name in ("max_steps", "per_device_train_batch_size", "gradient_accumulation_steps", "max_completion_length", "num_iterations"):
+            _positive(name, getattr(self, name))
+        if isinstance(self.num_generations, bool) or not isinstance(self.num_generations, int) or self.num_generations < 2:
+            raise ConfigError(f"num_generations must be an integer >= 2 (GRPO needs a group); got {self.num_generations!r}")
+        batch = self.per_device_train_batch_size * self.gradient_accumulation_steps
+        if batch % self.num_generations:
+            raise ConfigError(
+                f"per_device_train_batch_size * gradient_accumulation_steps ({batch}) must be a multiple of "
+                f"num_generations ({self.num_generations}); change one of them"
+            )
+
+
+@dataclass(frozen=True)
+class GeneratorConfig:
+    prompts_per_round: int = _f(64, "Generator training prompts (offers) per round.")
+    max_hops: int = _f(2, "Longest evidence path an offer holds (1..4).")
+    learnability: str = _f("r_zero", "'r_zero' (1 - 2|p - 0.5|) or 'azr' (1 - p for 0 < p < 1, else 0).")
+    solver_samples: int = _f(4, "k: answerer samples per valid proposal to estimate its solve rate p.")
+    solver_temperature: float = _f(1.0, "Temperature of those samples.")
+    learnability_weight: float = _f(1.0, "Weight of the learnability term.")
+    diversity_weight: float = _f(0.3, "Penalty for a near-duplicate of a proposal in the batch or in recent history.")
+    grounding_weight: float = _f(0.2, "Weight of the share of evidence edges the offer showed.")
+    history_size: int = _f(2048, "Recent valid proposals remembered for the diversity penalty.")
+    duplicate_jaccard: float = _f(0.9, "Question-token Jaccard similarity at or above which proposals are near-duplicates.")
+    invalid_rewards: dict[str, float] = _f(
+        {"malformed": -1.0, "unknown_entity": -0.8, "edge_not_in_world": -0.7, "not_a_path": -0.6, "too_large": -0.5,
+         "answer_mismatch": -0.5, "answer_leaked": -0.5, "ambiguous": -0.4, "start_not_named": -0.3, "unsolvable": -0.2},
+        "Reward of an invalid proposal, by failure reason (all negative).")
+    sample_tasks: int = _f(256, "Proposals sampled from the trained generator each round for the answerer.")
+    sample_temperature: float = _f(1.0, "Temperature when sampling those proposals.")
+
+    def __post_init__(self) -> None:
+        _choice("generator.learnability", self.learnability, ("r_zero", "azr"))
+        if not 1 <= self.max_hops <= 4:
+            raise ConfigError(f"generator.max_hops must be in 1..4; got {self.max_hops!r}")
+        _positive("generator.solver_samples", self.solver_samples, 2)
+        for reason, value in self.invalid_rewards.items():
+            if not isinstance(value, (int, float)) or value >= 0:
+                raise ConfigError(f"generator.invalid_rewards.{reason} must be negative; got {value!r}")
+        from osint_gym.tasks import FailureReason
+
+        known = [r.value for r in FailureReason if r not in (FailureReason.OK, FailureReason.DUPLICATE)]
+        for reason in self.invalid_rewards:
+            if reason not in known:
+                raise ConfigError(unknown_key_message(reason, known, "generator.invalid_rewards"))
+
+
+@dataclass(frozen=True)
+class AnswererConfig:
+    mode: str = _f("single_turn", "'single_turn' (context in the prompt) or 'multi_turn' (tools in OSINT-v0).")
+    context_mode: str = _f("triples", "Single-turn context: 'triples' (evidence + distractor triples) or 'records' (rendered records).")
+    n_distractors: int = _f(6, "Distractor edges/records in the single-turn context.")
+    tasks_per_round: int = _f(256, "Answerer training tasks per round.")
+    generated_share: float = _f(0.5, "Share of those taken from validated generated tasks; the rest are osint-gym seed tasks.")
+    seed_difficulties: list[str] = _f(["easy", "medium"], "Difficulties of the seed tasks.")
+    cite_evidence: bool = _f(False, "Teach the answerer to cite evidence edges after the answer (evidence F1).")
+
+    def __post_init__(self) -> None:
+        _choice("answerer.mode", self.mode, ("single_turn", "multi_turn"))
+        _choice("answerer.context_mode", self.context_mode, ("triples", "records"))
+        if not 0 <= self.generated_share <= 1:
+            raise ConfigError(f"answerer.generated_share must be in [0, 1]; got {self.generated_share!r}")
+        for d in self.seed_difficulties:
+            _choice("answerer.seed_difficulties[]", d, ("easy", "medium", "hard"))
+
+
+@dataclass(frozen=True)
+class EvalConfig:
+    enabled: bool = _f(True, "Evaluate at the end of the run (held-out greedy accuracy, paired with the baselines).")
+    tasks: str = _f("v0:test", "Held-out benchmark split.")
+    difficulties: list[str] = _f(["easy", "medium"], "Difficulties evaluated (empty: all).")
+    limit: int = _f(1000, "Held-out tasks (the same tasks for every model: paired comparison).")
+    batch_size: int = _f(128, "Generation batch size.")
+    include_untrained: bool = _f(True, "Also evaluate the untrained model.")
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    output_dir: str = _f("runs/tiny-cpu", "Where every artifact of the run goes.")
+    seed: int = _f(0, "Seed of everything: data, sampling, model init.")
+    rounds: int = _f(2, "Self-play rounds.")
+    phase_schedule: str = _f("generator_answerer", "'generator_answerer' or 'answerer_generator_answerer'.")
+    model_topology: str = _f("dual", "'dual' (two models) or 'shared' (one model plays both roles).")
+    tuning_mode: str = _f("full", "'full' or 'lora' (see [lora]).")
+    canonical_graph_mode: str = _f("fixed", "'fixed' (phrase an offered verified path) or 'generate' (pick a path in a subgraph).")
+    train_split: str = _f("v0:train", "Benchmark split whose world the run trains in.")
+    dry_run: bool = _f(False, "Materialise every dataset and artifact, skip the gradient updates.")
+    strict: bool = _f(False, "Turn health warnings (zero-variance rewards, unchanged parameters) into errors.")
+    report_to: list[str] = _f([], "TRL report_to: e.g. ['wandb'] or ['tensorboard'].")
+    use_vllm: bool = _f(False, "Generate with vLLM (GPU; needs the vllm extra).")
+    vllm_mode: str = _f("colocate", "'colocate' or 'server'.")
+    vllm_gpu_memory_utilization: float = _f(0.3, "GRPOConfig.vllm_gpu_memory_utilization (colocate).")
+    model: ModelConfig = field(default_factory=ModelConfig)
+    lora: LoraConfig = field(default_factory=LoraConfig)
+    warm_start: WarmStartConfig = field(default_factory=WarmStartConfig)
+    generator: GeneratorConfig = field(default_factory=GeneratorConfig)
+    answerer: AnswererConfig = field(default_factory=AnswererConfig)
+    grpo_generator: GRPOPhaseConfig = field(default_factory=lambda: GRPOPhaseConfig(max_completion_length=96))
+    grpo_answerer: GRPOPhaseConfig = field(default_factory=GRPOPhaseConfig)
+    eval: EvalConfig = field(default_factory=EvalConfig)
+
+    def __post_init__(self) -> None:
+        _choice("phase_schedule", self.phase_schedule, ("generator_answerer", "answerer_generator_answerer"))
+        _choice("model_topology", self.model_topology, ("dual", "shared"))
+        _choice("tuning_mode", self.tuning_mode, ("full", "lora"))
+        _choice("canonical_graph_mode", self.canonical_graph_mode, ("fixed", "generate"))
+        _choice("vllm_mode", self.vllm_mode, ("colocate", "server"))
+        _positive("rounds", self.rounds)
+        for r in self.report_to:
+            _choice("report_to[]", r, ("wandb", "tensorboard", "trackio"))
+        from osint_gym.benchmark import parse_ref
+        from osint_gym.errors import ConfigError as GymConfigError
+
+        try:
+            parse_ref(self.train_split)
+            parse_ref(self.eval.tasks)
+        except GymConfigError as exc:
+            raise ConfigError(str(exc)) from None
+
+    @property
+    def warm_start_on(self) -> bool:
+        if self.warm_start.enabled == "auto":
+            return any(m.startswith("tiny:") for m in (self.model.generator, self.model.answerer))
+        return self.warm_start.enabled == "on"
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+# ---------------------------------------------------------------------------- loading
+def _build(cls: type, data: Any, where: str) -> Any:
+    if not isinstance(data, dict):
+        raise ConfigError(f"[{where}] must be a table, got {type(data).__name__}")
+    hints = get_type_hints(cls)
+    known = [f.name for f in fields(cls)]
+    kwargs: dict[str, Any] = {}
+    for key, value in data.items():
+        if key not in known:
+            raise ConfigError(unknown_key_message(key, known, f"[{where}]" if where else "top-level"))
+        hint = hints[key]
+        if is_dataclass(hint):
+            kwargs[key] = _build(hint, value, f"{where}.{key}" if where else key)
+        else:
+            kwargs[key] = _check_type(value, hint, f"{where}.{key}" if where else key)
+    try:
+        return cls(**kwargs)
+    except ConfigError:
+        raise
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(f"[{where or 'top-level'}]: {exc}") from None
+
+
+def _check_type(value: Any, hint: Any, name: str) -> Any:
+    origin = get_origin(hint)
+    if hint is float and isinstance(value, int) and not isinstance(value, bool):
+        return float(value)
+    expected = origin or hint
+    if expected is bool and not isinstance(value, bool) or expected is not bool and isinstance(value, bool) and expected in (int, float):
+        raise ConfigError(f"{name} must be {getattr(expected, '__name__', expected)}; got {value!r}")
+    if isinstance(expected, type) and not isinstance(value, expected):
+        raise ConfigError(f"{name} must be {expected.__name__}; got {type(value).__name__} {value!r}")
+    if origin is list:
+        (item,) = get_args(hint)
+        return [_check_type(v, item, f"{name}[]") for v in value]
+    if origin is dict:
+        _, item = get_args(hint)
+        return {k: _check_type(v, item, f"{name}.{k}") for k, v in value.items()}
+    return value
+
+
+def _parse_value(text: str) -> Any:
+    try:
+        return tomllib.loads(f"v = {text}")["v"]
+    except tomllib.TOMLDecodeError:
+        return text  # bare strings: --set model.generator=tiny:64x2
+
+
+def apply_overrides(data: dict[str, Any], overrides: list[str]) -> dict[str, Any]:
+    """Apply ``a.b=c`` overrides (values parsed as TOML, else kept as strings)."""
+    for item in overrides:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise ConfigError(f"--set expects key=value, got {item!r}")
+        node = data
+        parts = key.strip().split(".")
+        for part in parts[:-1]:
+            node = node.setdefault(part, {})
+            if not isinstance(node, dict):
+                raise ConfigError(f"--set {key}: {part!r} is not a table")
+        node[parts[-1]] = _parse_value(value.strip())
+    return data
+
+
+def load_config(path: str | None = None, overrides: list[str] | None = None) -> RunConfig:
+    """A RunConfig from a TOML file (or the defaults) plus ``--set`` overrides."""
+    data: dict[str, Any] = {}
+    if path is not None:
+        try:
+            with open(path, "rb") as fh:
+                data = tomllib.load(fh)
+        except OSError as exc:
+            raise ConfigError(f"cannot read config {path!r}: {exc.strerror}") from None
+        except tomllib.TOMLDecodeError as exc:
+            raise ConfigError(f"{path}: invalid TOML ({exc})") from None
+    data = apply_overrides(data, overrides or [])
+    # TOML [run] holds the top-level scalars, for readability of the shipped configs
+    flat = dict(data.pop("run", {})) if isinstance(data.get("run"), dict) else {}
+    flat.update(data)
+    return _build(RunConfig, flat, "")
+
+
+def config_from_dict(data: dict[str, Any]) -> RunConfig:
+    return _build(RunConfig, dict(data), "")

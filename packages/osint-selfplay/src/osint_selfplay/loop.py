@@ -1,0 +1,281 @@
+"""The self-play loop: warm start, then rounds of generator and answerer phases, then evaluation.
+
+Every phase writes its artifacts atomically and then a marker; ``resume=True`` skips phases whose
+marker exists and continues from the first unfinished one, so nothing is lost or duplicated.
+Under ``accelerate launch`` every process runs the loop; trainers synchronise themselves, and
+everything else is done by the main process while the others wait and then read its files.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from pathlib import Path
+from typing import Any
+
+from osint_gym.benchmark import benchmark_world
+from osint_gym.proposals import Offer, parse_proposal, validate_proposal
+from osint_gym.tasks import Task
+
+from osint_selfplay import data, phases
+from osint_selfplay.artifacts import (
+    Phases, atomic_write_json, atomic_write_jsonl, clean_partials, git_sha, package_versions, read_jsonl,
+)
+from osint_selfplay.config import RunConfig, config_from_dict
+from osint_selfplay.errors import ConfigError
+from osint_selfplay.rewards import AnswererReward, GeneratorReward
+
+log = logging.getLogger("osint_selfplay")
+
+SCHEDULES = {
+    "generator_answerer": ("generator", "sample", "answerer"),
+    "answerer_generator_answerer": ("answerer_first", "generator", "sample", "answerer"),
+}
+
+
+class _Dist:
+    """Main-process helpers; a single process is its own main."""
+
+    def __init__(self) -> None:
+        import torch
+        from accelerate import PartialState
+
+        self.state = PartialState(cpu=not torch.cuda.is_available())
+
+    @property
+    def is_main(self) -> bool:
+        return bool(self.state.is_main_process)
+
+    def wait(self) -> None:
+        self.state.wait_for_everyone()
+
+
+class SelfPlayRun:
+    def __init__(self, cfg: RunConfig, *, resume: bool = False) -> None:
+        self.cfg = cfg
+        self.root = Path(cfg.output_dir)
+        self.phases = Phases(self.root)
+        manifest = self.root / "run.json"
+        if manifest.is_file() and not resume:
+            raise ConfigError(f"{self.root} already holds a run; pass --resume to continue it or choose another output_dir")
+        if resume and manifest.is_file():
+            import json
+
+            saved = config_from_dict(json.loads(manifest.read_text())["config"])
+            if saved.to_dict() != cfg.to_dict():
+                diff = sorted(k for k, v in cfg.to_dict().items() if saved.to_dict().get(k) != v)
+                raise ConfigError(f"--resume with a different config than {manifest} (differs in: {', '.join(diff)})")
+        self.dist = _Dist()
+        self.world = benchmark_world(cfg.train_split)
+        self.summary: dict[str, Any] = {"rounds": []}
+
+    # ------------------------------------------------------------------ helpers
+    def _phase(self, round_index: int | None, name: str, fn: Any, *, collective: bool = False) -> dict[str, Any]:
+        """Run a phase unless its marker exists. ``collective`` phases (trainers) run on every
+        process; the others only on the main process."""
+        done = self.phases.done(round_index, name)
+        if done is not None:
+            log.info("skip %s (done)", self._label(round_index, name))
+            return done
+        t0 = time.perf_counter()
+        result: dict[str, Any] = {}
+        if collective or self.dist.is_main:
+            result = fn()
+            result["wall_seconds"] = time.perf_counter() - t0
+        self.dist.wait()
+        if self.dist.is_main:
+            self.phases.mark(round_index, name, result)
+            log.info("%s: %s", self._label(round_index, name), _one_line(result))
+        self.dist.wait()
+        return self.phases.done(round_index, name) or result
+
+    @staticmethod
+    def _label(round_index: int | None, name: str) -> str:
+        return name if round_index is None else f"round {round_index} {name}"
+
+    def _dir(self, round_index: int | None, name: str) -> Path:
+        return self.root / (name if round_index is None else f"round_{round_index:03d}/{name}")
+
+    def _write_manifest(self) -> None:
+        if self.dist.is_main and not (self.root / "run.json").is_file():
+            atomic_write_json(self.root / "run.json", {
+                "config": self.cfg.to_dict(), "versions": package_versions(), "git_sha": git_sha(),
+                "seeds": {"run": self.cfg.seed}, "started": time.strftime("%Y-%m-%dT%H:%M:%S"),
+            })
+        self.dist.wait()
+
+    # ------------------------------------------------------------------ phases
+    def _warm_start(self, bases: dict[str, str]) -> dict[str, str]:
+        from osint_eval.modeling import resolve_model
+
+        cfg = self.cfg
+        roles = ("shared",) if cfg.model_topology == "shared" else ("generator", "answerer")
+        current = dict(bases)
+        for role in roles:
+            out = self._dir(None, f"warm_start/{role}")
+
+            def fn(role: str = role, out: Path = out) -> dict[str, Any]:
+                rows = []
+                if role in ("generator", "shared"):
+                    rows += data.sft_generator_rows(self.world, cfg)
+                if role in ("answerer", "shared"):
+                    rows += data.sft_answerer_rows(self.world, cfg)
+                if self.dist.is_main:
+                    atomic_write_jsonl(out / "demonstrations.jsonl", rows)
+                src = bases["generator" if role == "shared" else role]
+                name = cfg.model.generator if role != "answerer" else cfg.model.answerer
+                return phases.run_sft(resolve_model(src), rows, cfg, out, role, name)
+
+            self._phase(None, f"warm_start_{role}", fn, collective=True)
+            for r in (("generator", "answerer") if role == "shared" else (role,)):
+                current[r] = str(out / "final_model")
+        return current
+
+    def _generator_phase(self, r: int, current: dict[str, str]) -> dict[str, Any]:
+        cfg = self.cfg
+        out = self._dir(r, "generator")
+        rows = data.generator_rows(self.world, cfg, r)
+
+        def fn() -> dict[str, Any]:
+            if self.dist.is_main:
+                atomic_write_jsonl(out / "prompts.jsonl", rows)
+            solver = None
+            if not cfg.dry_run:
+                from osint_selfplay.solver import SolverSampler
+
+                solver = SolverSampler(current["answerer"], self.world, k=cfg.generator.solver_samples,
+                                       temperature=cfg.generator.solver_temperature, context_mode=cfg.answerer.context_mode,
+                                       n_distractors=cfg.answerer.n_distractors, seed=cfg.seed + r)
+            reward = GeneratorReward(self.world, cfg.generator, solver)
+            metrics = phases.run_grpo(current["generator"], rows, reward, cfg.grpo_generator, cfg, out, "generator",
+                                      cfg.model.generator, cfg.seed + 1000 * r + 1)
+            metrics["validity"] = dict(reward.reasons)
+            metrics["frozen_answerer_solve_rate_mean"] = (sum(reward.solve_rates) / len(reward.solve_rates)) if reward.solve_rates else None
+            return metrics
+
+        result = self._phase(r, "generator", fn, collective=True)
+        self._advance(current, "generator", out)
+        return result
+
+    def _sample_phase(self, r: int, current: dict[str, str]) -> dict[str, Any]:
+        """Sample proposals from the trained generator, validate them with osint-gym."""
+        cfg = self.cfg
+        out = self._dir(r, "sampled")
+
+        def fn() -> dict[str, Any]:
+            n = cfg.generator.sample_tasks
+            offers = [Offer.from_json(row["offer"]) for row in data.generator_rows(self.world, cfg, 10_000 + r)]
+            offers = (offers * (n // len(offers) + 1))[:n]
+            from osint_gym.proposals import generator_messages
+
+            completions = phases.sample_completions(
+                current["generator"], [generator_messages(self.world, o) for o in offers],
+                temperature=cfg.generator.sample_temperature, seed=cfg.seed + 1000 * r + 2,
+                max_new_tokens=cfg.grpo_generator.max_completion_length)
+            records, tasks, reasons, seen = [], [], {}, set()
+            for i, (offer, completion) in enumerate(zip(offers, completions)):
+                verdict, task = validate_proposal(self.world, parse_proposal(completion), max_hops=cfg.generator.max_hops,
+                                                  task_id=f"gen-r{r}-{i}")
+                reason = verdict.reason.value
+                if task is not None and task.question in seen:
+                    reason, task = "duplicate", None
+                reasons[reason] = reasons.get(reason, 0) + 1
+                records.append({"offer_id": offer.offer_id, "completion": completion, "reason": reason, "detail": verdict.detail})
+                if task is not None:
+                    seen.add(task.question)
+                    tasks.append(task)
+            solve = self._greedy_solve_rate(current["answerer"], tasks)
+            atomic_write_jsonl(out / "proposals.jsonl", records)
+            atomic_write_jsonl(out / "tasks.jsonl", [t.to_dict() for t in tasks])
+            validation = {"proposals": n, "valid": len(tasks), "valid_rate": len(tasks) / max(1, n), "reasons": reasons,
+                          "answerer_solve_rate_on_generated": solve}
+            atomic_write_json(out / "validation.json", validation)
+            return validation
+
+        return self._phase(r, "sample", fn)
+
+    def _greedy_solve_rate(self, answerer: str, tasks: list[Task]) -> float | None:
+        if not tasks:
+            return None
+        from osint_selfplay.solver import SolverSampler
+
+        solver = SolverSampler(answerer, self.world, k=1, temperature=0.0, context_mode=self.cfg.answerer.context_mode,
+                               n_distractors=self.cfg.answerer.n_distractors, seed=self.cfg.seed)
+        rates = solver.solve_rates(tasks)
+        return sum(rates) / len(rates)
+
+    def _answerer_phase(self, r: int, current: dict[str, str], name: str) -> dict[str, Any]:
+        cfg = self.cfg
+        out = self._dir(r, name)
+        generated: list[Task] = []
+        if name == "answerer":
+            sampled = self._dir(r, "sampled") / "tasks.jsonl"
+            generated = [Task.from_dict(row) for row in read_jsonl(sampled)] if sampled.is_file() else []
+        rows, mix = data.mix_answerer_rows(self.world, cfg, generated, r if name == "answerer" else 500 + r)
+
+        def fn() -> dict[str, Any]:
+            if self.dist.is_main:
+                atomic_write_jsonl(out / "tasks.jsonl", rows)
+            reward = AnswererReward(cfg.grpo_answerer.num_generations)
+            metrics = phases.run_grpo(current["answerer"], rows, reward, cfg.grpo_answerer, cfg, out, "answerer",
+                                      cfg.model.answerer, cfg.seed + 1000 * r + 3)
+            metrics["mix"] = mix
+            metrics["zero_variance_by_source"] = reward.zero_variance_share()
+            if mix["top_up"]:
+                log.warning("round %d: only %d validated generated tasks; topped up %d with osint-gym tasks",
+                            r, mix["generated"], mix["top_up"])
+            return metrics
+
+        result = self._phase(r, name, fn, collective=True)
+        self._advance(current, "answerer", out)
+        return result
+
+    def _advance(self, current: dict[str, str], role: str, out: Path) -> None:
+        path = str(out / "final_model")
+        if self.cfg.model_topology == "shared":
+            current["generator"] = current["answerer"] = path
+        else:
+            current[role] = path
+
+    # ------------------------------------------------------------------ run
+    def run(self) -> dict[str, Any]:
+        from osint_eval.modeling import resolve_model
+
+        cfg = self.cfg
+        self.root.mkdir(parents=True, exist_ok=True)
+        if self.dist.is_main:
+            clean_partials(self.root)
+        self._write_manifest()
+        phases.check_vllm(cfg)
+        answerer_model = cfg.model.generator if cfg.model_topology == "shared" else cfg.model.answerer
+        bases = {"generator": resolve_model(cfg.model.generator), "answerer": resolve_model(answerer_model)}
+        current = self._warm_start(bases) if cfg.warm_start_on else dict(bases)
+        warm = dict(current)
+        for r in range(cfg.rounds):
+            round_summary: dict[str, Any] = {"round": r}
+            for step in SCHEDULES[cfg.phase_schedule]:
+                if step == "generator":
+                    round_summary["generator"] = self._generator_phase(r, current)
+                elif step == "sample":
+                    round_summary["sampled"] = self._sample_phase(r, current)
+                else:
+                    round_summary[step] = self._answerer_phase(r, current, step)
+            self.summary["rounds"].append(round_summary)
+            if self.dist.is_main:
+                atomic_write_json(self._dir(r, "summary.json"), round_summary)
+        self.summary["final_models"] = dict(current)
+        self.summary["warm_start_models"] = warm if cfg.warm_start_on else None
+        if cfg.eval.enabled:
+            from osint_selfplay.evaluate import evaluate_run
+
+            self.summary["evaluation"] = self._phase(None, "evaluation", lambda: evaluate_run(self, bases, warm, current))
+        if self.dist.is_main:
+            atomic_write_json(self.root / "summary.json", self.summary)
+        self.dist.wait()
+        return self.summary
+
+
+def _one_line(result: dict[str, Any]) -> str:
+    keys = ("valid_rate", "reward_first", "reward_last", "seconds", "steps", "examples", "final_loss", "wall_seconds")
+    parts = [f"{k}={result[k]:.3g}" if isinstance(result.get(k), float) else f"{k}={result[k]}" for k in keys if k in result and result[k] is not None]
+    return ", ".join(parts) or "done"

@@ -1,0 +1,212 @@
+"""One training phase each: SFT warm start, GRPO (generator or answerer), proposal sampling.
+
+Thin wrappers over TRL: they build the config from the run's settings, run the trainer, save the
+phase's ``final_model`` atomically, and check the phase's health.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import time
+from pathlib import Path
+from typing import Any
+
+from osint_selfplay.artifacts import atomic_dir, atomic_write_jsonl, write_model_card
+from osint_selfplay.config import GRPOPhaseConfig, RunConfig
+from osint_selfplay.errors import ConfigError, HealthError
+
+log = logging.getLogger("osint_selfplay")
+os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
+os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
+
+
+def _device_args(cfg: RunConfig) -> dict[str, Any]:
+    import torch
+
+    cuda = torch.cuda.is_available()
+    return {"use_cpu": not cuda, "bf16": cuda and cfg.model.dtype == "bfloat16", "fp16": cuda and cfg.model.dtype == "float16",
+            "gradient_checkpointing": False, "report_to": list(cfg.report_to) or "none", "save_only_model": True}
+
+
+def _peft_config(cfg: RunConfig) -> Any:
+    if cfg.tuning_mode != "lora":
+        return None
+    from peft import LoraConfig
+
+    return LoraConfig(r=cfg.lora.r, lora_alpha=cfg.lora.alpha, lora_dropout=cfg.lora.dropout,
+                      target_modules=list(cfg.lora.target_modules), task_type="CAUSAL_LM")
+
+
+def check_vllm(cfg: RunConfig) -> None:
+    """A clear error before any model is loaded when vLLM is asked for but missing."""
+    if not cfg.use_vllm:
+        return
+    from trl.import_utils import is_vllm_available
+
+    if not is_vllm_available():
+        raise ConfigError("use_vllm = true, but vLLM is not installed; on a CUDA machine run "
+                          "pip install 'osint-selfplay[vllm]' (or set use_vllm = false)")
+
+
+def _signature(model: Any) -> dict[str, float]:
+    """A cheap fingerprint of the trainable parameters (sum and sum of squares per tensor)."""
+    import torch
+
+    with torch.no_grad():
+        return {n: float(p.detach().double().sum() + p.detach().double().pow(2).sum()) for n, p in model.named_parameters() if p.requires_grad}
+
+
+def _changed(before: dict[str, float], after: dict[str, float]) -> int:
+    return sum(1 for n, v in before.items() if n in after and after[n] != v)
+
+
+class _LogCapture:
+    """A TrainerCallback that keeps every log dict (written to metrics.jsonl by the phase)."""
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> Any:
+        from transformers import TrainerCallback
+
+        class Capture(TrainerCallback):
+            def __init__(self, phase: str) -> None:
+                self.phase = phase
+                self.logs: list[dict[str, Any]] = []
+
+            def on_log(self, args: Any, state: Any, control: Any, logs: dict[str, Any] | None = None, **kw: Any) -> None:
+                if logs:
+                    self.logs.append({"phase": self.phase, "step": state.global_step, **{k: v for k, v in logs.items()
+                                      if isinstance(v, (int, float, str)) or v is None}})
+
+        return Capture(*args, **kwargs)
+
+
+def _save_final(model: Any, tokenizer: Any, folder: Path, card: dict[str, Any]) -> None:
+    def build(tmp: Path) -> None:
+        m = model
+        if hasattr(m, "merge_and_unload"):  # LoRA: save a plain, loadable model
+            m = m.merge_and_unload()
+        m.save_pretrained(tmp)
+        tokenizer.save_pretrained(tmp)
+        write_model_card(tmp, **card)
+
+    atomic_dir(folder, build)
+
+
+def copy_model(src: str, folder: Path, card: dict[str, Any]) -> None:
+    """Dry runs and skipped phases: the phase's output is its input, as its own folder."""
+    def build(tmp: Path) -> None:
+        shutil.copytree(src, tmp, dirs_exist_ok=True)
+        write_model_card(tmp, **card)
+
+    atomic_dir(folder, build)
+
+
+def run_sft(model_path: str, rows: list[dict[str, Any]], cfg: RunConfig, out: Path, role: str, base_model: str) -> dict[str, Any]:
+    """Supervised warm start on verified demonstrations (completion-only loss)."""
+    card = {"base_model": base_model, "role": f"{role} (warm start)", "config": cfg.to_dict(),
+            "data": {"demonstrations": len(rows)}, "metrics": {}}
+    if cfg.dry_run:
+        copy_model(model_path, out / "final_model", card)
+        return {"dry_run": True, "examples": len(rows)}
+    from datasets import Dataset
+    from transformers import AutoTokenizer
+    from trl import SFTConfig, SFTTrainer
+
+    ws = cfg.warm_start
+    tokenizer = AutoTokenizer.from_pretrained(model_path)
+    args = SFTConfig(
+        output_dir=str(out / "trainer"), per_device_train_batch_size=ws.batch_size, num_train_epochs=ws.epochs,
+        learning_rate=ws.learning_rate, warmup_steps=ws.warmup_steps, lr_scheduler_type="linear", weight_decay=0.01,
+        adam_beta2=0.98, max_grad_norm=1.0, max_length=ws.max_length, logging_steps=10, save_strategy="no",
+        seed=cfg.seed, completion_only_loss=True, **_device_args(cfg),
+    )
+    capture = _LogCapture(f"sft_{role}")
+    trainer = SFTTrainer(model=model_path, args=args, train_dataset=Dataset.from_list(rows), processing_class=tokenizer,
+                         callbacks=[capture])
+    t0 = time.perf_counter()
+    trainer.train()
+    metrics = {"examples": len(rows), "steps": trainer.state.global_step, "seconds": time.perf_counter() - t0,
+               "final_loss": next((entry["loss"] for entry in reversed(capture.logs) if "loss" in entry), None)}
+    card["metrics"] = metrics
+    if trainer.accelerator.is_main_process:  # under accelerate every process trains, one saves
+        atomic_write_jsonl(out / "metrics.jsonl", capture.logs)
+        _save_final(trainer.accelerator.unwrap_model(trainer.model), tokenizer, out / "final_model", card)
+        shutil.rmtree(out / "trainer", ignore_errors=True)
+    trainer.accelerator.wait_for_everyone()
+    return metrics
+
+
+def grpo_args(phase: GRPOPhaseConfig, cfg: RunConfig, out: Path, seed: int) -> Any:
+    """TRL's GRPOConfig from a phase's settings (the names pass through unchanged)."""
+    from trl import GRPOConfig
+
+    fields = {k: getattr(phase, k) for k in (
+        "learning_rate", "max_steps", "per_device_train_batch_size", "gradient_accumulation_steps", "num_generations",
+        "max_completion_length", "temperature", "top_p", "beta", "epsilon", "num_iterations", "loss_type",
+        "scale_rewards", "lr_scheduler_type", "warmup_steps", "logging_steps", "save_strategy", "save_steps")}
+    return GRPOConfig(output_dir=str(out / "trainer"), seed=seed, use_vllm=cfg.use_vllm, vllm_mode=cfg.vllm_mode,
+                      vllm_gpu_memory_utilization=cfg.vllm_gpu_memory_utilization, **fields, **_device_args(cfg))
+
+
+def run_grpo(model_path: str, rows: list[dict[str, Any]], reward: Any, phase: GRPOPhaseConfig, cfg: RunConfig, out: Path,
+             role: str, base_model: str, seed: int, rollout_func: Any = None) -> dict[str, Any]:
+    """One GRPO phase; returns its metrics and health report."""
+    card = {"base_model": base_model, "role": role, "config": cfg.to_dict(), "data": {"prompts": len(rows)}, "metrics": {}}
+    if cfg.dry_run:
+        copy_model(model_path, out / "final_model", card)
+        return {"dry_run": True, "prompts": len(rows)}
+    check_vllm(cfg)
+    from datasets import Dataset
+    from transformers import AutoTokenizer
+    from trl import GRPOTrainer
+
+    tokenizer = AutoTokenizer.from_pretrained(model_path, padding_side="left")
+    capture = _LogCapture(f"grpo_{role}")
+    trainer = GRPOTrainer(model=model_path, reward_funcs=[reward], args=grpo_args(phase, cfg, out, seed),
+                          train_dataset=Dataset.from_list(rows), processing_class=tokenizer, callbacks=[capture],
+                          peft_config=_peft_config(cfg), rollout_func=rollout_func)
+    before = _signature(trainer.model)
+    t0 = time.perf_counter()
+    trainer.train()
+    seconds = time.perf_counter() - t0
+    model = trainer.accelerator.unwrap_model(trainer.model)
+    changed = _changed(before, _signature(model))
+    stds = [entry["reward_std"] for entry in capture.logs if entry.get("reward_std") is not None]
+    health = {"parameters_changed": changed, "parameters": len(before),
+              "zero_variance_every_step": bool(stds) and all(s == 0 for s in stds)}
+    warnings = []
+    if changed == 0:
+        warnings.append(f"{role} GRPO phase changed no parameter")
+    if health["zero_variance_every_step"]:
+        warnings.append(f"{role} GRPO phase: every step's rewards had zero variance (no learning signal)")
+    for w in warnings:
+        log.warning(w)
+    if warnings and cfg.strict:
+        raise HealthError("; ".join(warnings) + " (strict = true)")
+    train_logs = [entry for entry in capture.logs if "reward" in entry]
+    metrics = {
+        "steps": trainer.state.global_step, "seconds": seconds, "health": health, "warnings": warnings,
+        "reward_first": train_logs[0]["reward"] if train_logs else None,
+        "reward_last": train_logs[-1]["reward"] if train_logs else None,
+        "frac_reward_zero_std_mean": (sum(e.get("frac_reward_zero_std", 0.0) for e in train_logs) / len(train_logs)) if train_logs else None,
+    }
+    card["metrics"] = metrics
+    if trainer.accelerator.is_main_process:
+        atomic_write_jsonl(out / "metrics.jsonl", capture.logs)
+        _save_final(model, tokenizer, out / "final_model", card)
+        shutil.rmtree(out / "trainer", ignore_errors=True)
+    trainer.accelerator.wait_for_everyone()
+    return metrics
+
+
+def sample_completions(model_dir: str, conversations: list[list[dict[str, str]]], *, temperature: float, seed: int,
+                       max_new_tokens: int, batch_size: int = 64) -> list[str]:
+    """Completions of a checkpoint (the generator proposing tasks for the answerer)."""
+    from osint_eval.policies import HFPolicy
+
+    policy = HFPolicy(model_dir, batch_size=batch_size, max_new_tokens=max_new_tokens, temperature=temperature, seed=seed)
+    try:
+        return policy.generate(conversations)
+    finally:
+        policy.close()

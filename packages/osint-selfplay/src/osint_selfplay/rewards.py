@@ -1,0 +1,149 @@
+"""TRL reward callables: picklable classes whose names are the metric keys.
+
+* `AnswererReward`: osint-gym's single-turn score of each completion (answer, cited-evidence F1).
+* `GeneratorReward`: a hard validity gate (osint-gym's proposal validation); an invalid proposal
+  gets a negative reward graded by its failure reason; a valid one earns learnability against the
+  frozen answerer (sampled k times), minus a near-duplicate penalty, plus grounding (the share of
+  its evidence the offer showed). Every term is measured; none reads anything the model says
+  about itself.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter, deque
+from typing import Any
+
+from osint_gym.proposals import Offer, grounding, parse_proposal, validate_proposal
+from osint_gym.schema import Edge
+from osint_gym.single_turn import Context, score_completion
+from osint_gym.tasks import Task
+from osint_gym.world import World
+
+from osint_selfplay.config import GeneratorConfig
+
+_WORD = re.compile(r"[a-z0-9_@.]+")
+
+
+def completion_text(completion: Any) -> str:
+    """TRL passes conversational completions as message lists; plain ones as strings."""
+    if isinstance(completion, list):
+        return "".join(m.get("content", "") for m in completion if isinstance(m, dict) and m.get("role") == "assistant")
+    return completion if isinstance(completion, str) else ""
+
+
+def learnability(p: float, kind: str = "r_zero") -> float:
+    """Reward for a task the answerer solves with rate p: highest where it is learnable.
+
+    r_zero (R-Zero): 1 - 2|p - 0.5|, peaking at p = 0.5, 0 at p = 0 or 1.
+    azr (Absolute Zero): 1 - p for 0 < p < 1, and 0 for tasks always or never solved.
+    """
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"a solve rate is in [0, 1], got {p}")
+    if kind == "r_zero":
+        return 1.0 - 2.0 * abs(p - 0.5)
+    if kind == "azr":
+        return 1.0 - p if 0.0 < p < 1.0 else 0.0
+    raise ValueError(f"unknown learnability kind {kind!r}")
+
+
+def context_to_json(context: Context) -> str:
+    return json.dumps({"text": context.text, "edges": [list(e) for e in context.edges], "entities": list(context.entities)})
+
+
+def context_from_json(text: str) -> Context:
+    d = json.loads(text)
+    return Context(d["text"], tuple(Edge(*e) for e in d["edges"]), tuple(d["entities"]))
+
+
+def _groups(values: list[float], size: int) -> list[list[float]]:
+    return [values[i : i + size] for i in range(0, len(values), size)]
+
+
+class AnswererReward:
+    """osint-gym's reward for single-turn answers; also counts zero-variance groups by task source."""
+
+    def __init__(self, num_generations: int) -> None:
+        self.__name__ = "AnswererReward"
+        self.num_generations = num_generations
+        self.groups: Counter[str] = Counter()  # source -> groups seen
+        self.zero_variance: Counter[str] = Counter()  # source -> groups whose rewards were all equal
+
+    def __call__(self, prompts: list[Any], completions: list[Any], task: list[str], context: list[str],
+                 source: list[str] | None = None, **kwargs: Any) -> list[float]:
+        rewards = []
+        for comp, t, c in zip(completions, task, context):
+            rewards.append(score_completion(Task.from_dict(json.loads(t)), completion_text(comp), context_from_json(c)).total)
+        sources = source or ["seed"] * len(rewards)
+        log_metric = kwargs.get("log_metric")
+        for start, group in zip(range(0, len(rewards), self.num_generations), _groups(rewards, self.num_generations)):
+            src = sources[start]
+            self.groups[src] += 1
+            flat = max(group) - min(group) < 1e-9
+            self.zero_variance[src] += flat
+            if log_metric is not None:
+                log_metric(f"answerer/zero_variance/{src}", float(flat))
+        return rewards
+
+    def zero_variance_share(self) -> dict[str, dict[str, float]]:
+        return {s: {"groups": self.groups[s], "zero_variance": self.zero_variance[s],
+                    "share": self.zero_variance[s] / self.groups[s] if self.groups[s] else float("nan")} for s in self.groups}
+
+
+class GeneratorReward:
+    """Validity gate + learnability against the frozen answerer + diversity + grounding."""
+
+    def __init__(self, world: World, cfg: GeneratorConfig, solver: Any, max_steps: int = 24) -> None:
+        self.__name__ = "GeneratorReward"
+        self.world = world
+        self.cfg = cfg
+        self.solver = solver  # .solve_rates(list[Task]) -> list[float]; None in dry runs
+        self.max_steps = max_steps
+        self.history: deque[frozenset[str]] = deque(maxlen=cfg.history_size)
+        self.reasons: Counter[str] = Counter()
+        self.solve_rates: list[float] = []
+
+    def _tokens(self, question: str) -> frozenset[str]:
+        return frozenset(_WORD.findall(question.lower()))
+
+    def _duplicate(self, tokens: frozenset[str], pool: list[frozenset[str]]) -> bool:
+        for other in pool:
+            union = len(tokens | other)
+            if union and len(tokens & other) / union >= self.cfg.duplicate_jaccard:
+                return True
+        return False
+
+    def __call__(self, prompts: list[Any], completions: list[Any], offer: list[str], **kwargs: Any) -> list[float]:
+        rewards: list[float | None] = [None] * len(completions)
+        valid: list[tuple[int, Task, Offer, Any]] = []
+        for i, (comp, off) in enumerate(zip(completions, offer)):
+            proposal = parse_proposal(completion_text(comp))
+            verdict, task = validate_proposal(self.world, proposal, max_hops=self.cfg.max_hops, max_steps=self.max_steps)
+            self.reasons[verdict.reason.value] += 1
+            if task is None:
+                rewards[i] = float(self.cfg.invalid_rewards.get(verdict.reason.value, -1.0))
+            else:
+                valid.append((i, task, Offer.from_json(off), proposal))
+        rates = self.solver.solve_rates([t for _, t, _, _ in valid]) if (valid and self.solver is not None) else [0.5] * len(valid)
+        batch_tokens: list[frozenset[str]] = []
+        log_metric = kwargs.get("log_metric")
+        for (i, task, off, proposal), p in zip(valid, rates):
+            tokens = self._tokens(task.question)
+            duplicate = self._duplicate(tokens, batch_tokens) or self._duplicate(tokens, list(self.history))
+            batch_tokens.append(tokens)
+            parts = {
+                "learnability": self.cfg.learnability_weight * learnability(p, self.cfg.learnability),
+                "diversity": -self.cfg.diversity_weight if duplicate else 0.0,
+                "grounding": self.cfg.grounding_weight * grounding(off, proposal),
+            }
+            rewards[i] = sum(parts.values())
+            self.solve_rates.append(p)
+            if log_metric is not None:
+                for name, value in parts.items():
+                    log_metric(f"generator/{name}", value)
+                log_metric("generator/solve_rate", p)
+        self.history.extend(batch_tokens)
+        if log_metric is not None:
+            log_metric("generator/valid_rate", len(valid) / max(1, len(completions)))
+        return [float(r) for r in rewards]  # type: ignore[arg-type]

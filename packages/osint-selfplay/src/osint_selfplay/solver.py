@@ -1,0 +1,34 @@
+"""The frozen answerer used by the generator's learnability reward: k samples per proposed task."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from osint_gym.single_turn import answer_messages, build_context, score_completion
+from osint_gym.tasks import Task
+from osint_gym.world import World
+
+
+class SolverSampler:
+    """Samples a frozen answerer checkpoint k times per task and returns solve rates."""
+
+    def __init__(self, model_dir: str, world: World, *, k: int, temperature: float, context_mode: str,
+                 n_distractors: int, seed: int, batch_size: int = 64, max_new_tokens: int = 8) -> None:
+        from osint_eval.policies import HFPolicy
+
+        self.policy = HFPolicy(model_dir, batch_size=batch_size, max_new_tokens=max_new_tokens, temperature=temperature, seed=seed)
+        self.world, self.k, self.temperature = world, k, temperature
+        self.context_mode, self.n_distractors, self.seed = context_mode, n_distractors, seed
+
+    def solve_rates(self, tasks: list[Task]) -> list[float]:
+        contexts = [build_context(self.world, t, mode=self.context_mode, n_distractors=self.n_distractors, seed=self.seed) for t in tasks]
+        outs = self.policy.generate([answer_messages(t, c) for t, c in zip(tasks, contexts)], num_return_sequences=self.k,
+                                    temperature=self.temperature)
+        rates = []
+        for i, (task, ctx) in enumerate(zip(tasks, contexts)):
+            samples = outs[i * self.k : (i + 1) * self.k]
+            rates.append(sum(score_completion(task, s, ctx).correct for s in samples) / self.k)
+        return rates
+
+    def __getstate__(self) -> dict[str, Any]:  # picklable: TRL may pickle reward functions
+        return self.__dict__.copy()

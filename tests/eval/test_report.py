@@ -1,0 +1,86 @@
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+
+from osint_eval.evaluate import evaluate
+from osint_eval.policies import OraclePolicy, Policy, RandomGuessPolicy
+from osint_eval.report import markdown, render_html, write_report
+from osint_eval.tasks import load_tasks
+
+HOSTILE = '</script><script>alert("x")</script><img src=x onerror=alert(1)>&amp;<b>bold</b>'
+
+
+class HostilePolicy(Policy):
+    """Answers with markup and script, as a malicious or broken model might."""
+
+    name = "hostile"
+
+    def act(self, batch):
+        return [HOSTILE for _ in batch]
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory):
+    ts = load_tasks("v0:dev", limit=24)
+    ts.tasks[0] = type(ts.tasks[0])(**{**ts.tasks[0].__dict__, "question": ts.tasks[0].question + " " + HOSTILE})
+    rep = evaluate({"oracle": OraclePolicy(), "guess": RandomGuessPolicy(0), HOSTILE: HostilePolicy()}, ts,
+                   comparisons=[("guess", "oracle")], progress=False, title=HOSTILE)
+    out = tmp_path_factory.mktemp("report")
+    write_report(rep, out)
+    return rep, out
+
+
+def test_report_files_are_written_and_json_is_complete(report):
+    rep, out = report
+    data = json.loads((out / "report.json").read_text())
+    assert data["tasks"]["n"] == 24 and data["config"] == {} and "git_sha" in data and data["versions"]["osint-eval"]
+    assert len(data["episodes"]["guess"]) == 24
+    md = (out / "report.md").read_text()
+    assert "| oracle | 100.0% [100.0, 100.0] (n=24)" in md and "## By difficulty" in md and "McNemar" in md
+
+
+def test_html_is_self_contained_and_escapes_everything(report):
+    rep, out = report
+    page = (out / "report.html").read_text()
+    assert "<script" not in page and "onerror=alert" not in page.replace("onerror=alert(1)&gt;", "")
+    assert "&lt;/script&gt;&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;" in page
+    # nothing is fetched: no external resource of any kind (XML namespace URIs are names, not fetches)
+    for fetch in ('src="http', "src='http", 'href="http', "href='http", "url(http", "<link", "@import", "<iframe"):
+        assert fetch not in page
+    assert page.count("<svg") >= 2 and "<table class=\"summary\">" in page and "<details>" in page
+    assert "|" not in markdown(rep).split("\n")[0].replace("# OSINT-v0 evaluation: ", "").replace("\\|", "")
+
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+CHROMEDRIVER = shutil.which("chromedriver")
+
+
+def test_html_renders_in_headless_chromium_without_console_errors(report):
+    assert CHROMIUM and CHROMEDRIVER, "Debian's chromium and chromium-driver must be installed (.ci/run installs them)"
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+    from selenium.webdriver.common.by import By
+
+    rep, out = report
+    opts = webdriver.ChromeOptions()
+    opts.binary_location = CHROMIUM
+    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run", f"--user-data-dir={out / 'chrome-profile'}"):
+        opts.add_argument(flag)
+    opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=opts)
+    try:
+        driver.get((out / "report.html").as_uri())
+        table = driver.find_element(By.CSS_SELECTOR, "table.summary")
+        assert "oracle" in table.text and "n=24" in table.text
+        plots = driver.find_elements(By.CSS_SELECTOR, "div.plot svg")
+        assert len(plots) >= 2 and all(p.size["width"] > 100 for p in plots)
+        assert driver.execute_script("return document.querySelectorAll('script').length") == 0
+        assert HOSTILE in driver.find_element(By.TAG_NAME, "h1").text  # shown as text, not run
+        errors = [e for e in driver.get_log("browser") if e["level"] in ("SEVERE", "ERROR")]
+        assert errors == []
+    finally:
+        driver.quit()
