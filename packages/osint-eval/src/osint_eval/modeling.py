@@ -24,16 +24,22 @@ from typing import Any
 from osint_eval.errors import EvalError
 
 TINY_PREFIX = "tiny:"
-CORPUS_VERSION = "5"  # bump when the tokenizer corpus changes, to invalidate caches
+CORPUS_VERSION = "6"  # bump when the tokenizer corpus changes, to invalidate caches
 # Every entity id of a default-sized world gets a token of its own: a model then copies an answer
 # from its context as one token instead of spelling it (ids beyond these ranges still tokenize, by BPE).
 ID_TOKENS = {"person": 300, "account": 600, "org": 40, "loc": 20, "event": 60, "thread": 80}
 SPECIAL_TOKENS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
 # Keeps ids such as " person_12" whole (with their leading space) instead of GPT-2's person/_/12.
 PRETOKENIZE_PATTERN = r" ?[A-Za-z0-9_]+| ?[^\sA-Za-z0-9_]+|\s+"
+# ChatML. The {% generation %} markers (which render nothing) let TRL's SFT train on assistant
+# turns only (assistant_only_loss) in multi-turn demonstrations.
 CHAT_TEMPLATE = (
     "{% for message in messages %}"
+    "{% if message['role'] == 'assistant' %}"
+    "{{ '<|im_start|>assistant\\n' }}{% generation %}{{ message['content'] + '<|im_end|>' }}{% endgeneration %}{{ '\\n' }}"
+    "{% else %}"
     "{{ '<|im_start|>' + message['role'] + '\\n' + message['content'] + '<|im_end|>' + '\\n' }}"
+    "{% endif %}"
     "{% endfor %}"
     "{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}"
 )
@@ -87,7 +93,7 @@ def tokenizer_corpus(n_tasks: int = 1500) -> list[str]:
     for task in benchmark_tasks("v0:train", limit=n_tasks):
         for mode in ("triples", "records"):
             ctx = build_context(world, task, mode=mode)
-            texts.append(f"Question: {task.question}\nContext:\n{ctx.text}\n{gold_completion(task, cite_evidence=True)}")
+            texts.append(f"Question: {task.question}\nContext:\n{ctx.text}\n{gold_completion(task, ctx, cite_evidence=True)}")
     for i in range(n_tasks // 3):
         offer = proposals.make_offer(world, 0, i, mode="fixed" if i % 2 else "generate")
         texts.append(proposals.generator_messages(world, offer)[1]["content"] + "\n" + proposals.gold_proposal(world, offer))

@@ -51,7 +51,7 @@ def run_single_turn(policy: Policy, world: World, tasks: list[Task], *, context_
         completions = policy.act(batch)
         for task, context, completion in zip(chunk, contexts, completions):
             b = score_completion(task, completion, context)
-            parsed = parse_answer(completion)
+            parsed = parse_answer(completion, context)
             results.append(EpisodeResult(
                 task.task_id, task.family, task.difficulty, task.question, list(task.answers), [list(e) for e in task.evidence],
                 parsed.answer, b.correct, b.total, b.to_dict(), b.evidence_f1, 1, 0, int(parsed.error is not None),

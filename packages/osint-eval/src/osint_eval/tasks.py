@@ -82,8 +82,9 @@ def _from_generator(model: str, world_ref: str, n: int, seed: int, options: dict
     reasons: Counter[str] = Counter()
     tasks: list[Task] = []
     seen: set[str] = set()
-    for i, c in enumerate(completions):
-        verdict, task = proposals.validate_proposal(w, proposals.parse_proposal(c), max_hops=max_hops, task_id=f"generated-{i}")
+    for i, (offer, c) in enumerate(zip(offers, completions)):
+        verdict, task = proposals.validate_proposal(w, proposals.parse_proposal(c), offer=offer, max_hops=max_hops,
+                                                    task_id=f"generated-{i}")
         reason = verdict.reason.value
         if task is not None and task.question in seen:
             reason, task = "duplicate", None

@@ -303,22 +303,21 @@ class OSINTEnv(gym.Env[str, str]):
             penalties_paid=self.penalty_paid, cfg=self.reward_config,
         )
 
-    def _episode_summary(self) -> dict[str, Any]:
-        assert self.breakdown is not None
+    def call_counts(self) -> dict[str, int]:
+        """How many tool calls returned records that the agent's evidence or answer later used:
+        ``useful_calls`` over all calls, and ``parallel_calls`` / ``useful_parallel_calls`` over calls
+        made as part of a parallel step. Measured from what happened, never from what the agent says."""
         relevant = {n for e in self.working_graph for n in (e.head, e.tail)}
-        answer = self.submitted if isinstance(self.submitted, str) else None
-        if answer:
-            relevant.add(answer)
+        if isinstance(self.submitted, str):
+            relevant.add(self.submitted)
         useful = [out is not None and bool(out.entities & relevant) for _, out in self.call_log]
         parallel = [u for (par, _), u in zip(self.call_log, useful) if par]
-        return {
-            "reward_breakdown": self.breakdown.to_dict(),
-            "correct": self.breakdown.correct,
-            "answered": self.breakdown.answered,
-            "useful_calls": sum(useful),
-            "parallel_calls": len(parallel),
-            "useful_parallel_calls": sum(parallel),
-        }
+        return {"useful_calls": sum(useful), "parallel_calls": len(parallel), "useful_parallel_calls": sum(parallel)}
+
+    def _episode_summary(self) -> dict[str, Any]:
+        assert self.breakdown is not None
+        return {"reward_breakdown": self.breakdown.to_dict(), "correct": self.breakdown.correct,
+                "answered": self.breakdown.answered, **self.call_counts()}
 
     def render(self) -> str | None:
         if self.render_mode != "ansi" or self.task is None:

@@ -7,6 +7,9 @@ A generator is shown an `Offer`: in ``fixed`` mode a verified path to phrase as 
     A: <the answer entity id>
     E: <head relation tail>; <head relation tail>; ...
 
+In ``fixed`` mode the ``E:`` line may be left out: the evidence is then the offered path itself
+(taken from the offer, not from anything the model states).
+
 `validate_proposal` turns that into a `Task` and runs the same verification as every other task
 (evidence replays, the start is named and the answer is not, the relation path from the start
 determines exactly the answer, the tool-only oracle solves it). Failures carry a `FailureReason`.
@@ -147,7 +150,8 @@ def format_proposal(proposal: Proposal) -> str:
 
 
 def gold_proposal(world: World, offer: Offer, seed: int = 0) -> str:
-    """A correct proposal for an offer (warm-start demonstrations): the offered path, phrased."""
+    """A correct proposal for an offer (warm-start demonstrations): the offered path, phrased
+    (``fixed`` offers: question and answer; ``generate`` offers: the chosen path as well)."""
     chain = _chain_query(offer.start, offer.path)
     if chain is None:
         raise ConfigError(f"offer {offer.offer_id!r}: its path is not a chain from its start")
@@ -196,8 +200,6 @@ def parse_proposal(completion: str) -> Proposal | str:
             if not (isinstance(item, list) and len(item) == 3 and all(isinstance(x, str) for x in item)):
                 return "JSON evidence items must be [head, relation, tail]"
             edges.append(Edge(*item))
-    if not edges:
-        return "missing the E: line (the evidence path)"
     return Proposal(question, answer, tuple(edges))
 
 
@@ -205,6 +207,7 @@ def validate_proposal(
     world: World,
     proposal: Proposal | str,
     *,
+    offer: Offer | None = None,
     max_hops: int = MAX_PROPOSAL_HOPS,
     max_steps: int = DEFAULT_MAX_STEPS,
     max_parallel_calls: int = DEFAULT_MAX_PARALLEL_CALLS,
@@ -213,6 +216,10 @@ def validate_proposal(
     """Turn a proposal into a verified task, or say why it is not one."""
     if isinstance(proposal, str):
         return Verdict(FailureReason.MALFORMED, proposal), None
+    if not proposal.evidence:
+        if offer is None or offer.mode != "fixed":
+            return Verdict(FailureReason.MALFORMED, "missing the E: line (the evidence path)"), None
+        proposal = Proposal(proposal.question, proposal.answer, offer.path)
     if len(proposal.evidence) > max_hops or len(proposal.question) > MAX_QUESTION_CHARS:
         return Verdict(FailureReason.TOO_LARGE, f"{len(proposal.evidence)} hops (max {max_hops}), {len(proposal.question)} chars"), None
     for e in proposal.evidence:
@@ -239,14 +246,15 @@ def validate_proposal(
         return Verdict(FailureReason.NOT_A_PATH, "the evidence chain revisits an entity"), None
     task = Task(task_id, proposal.question, (proposal.answer,), tuple(canonical_edge(e) for e in proposal.evidence),
                 "generated", difficulty_for_hops(len(proposal.evidence)), query, world.type_of(proposal.answer),
-                {"source": "proposal"})
+                {"source": "proposal", "world": world.name, "world_seed": world.seed})
     verdict = verify_task(world, task, max_steps=max_steps, max_parallel_calls=max_parallel_calls)
     return verdict, (task if verdict.ok else None)
 
 
 def grounding(offer: Offer, proposal: Proposal) -> float:
-    """Share of the proposal's evidence edges that the offer showed (measured, not claimed)."""
+    """Share of the proposal's evidence edges that the offer showed (measured, not claimed); a
+    ``fixed`` proposal that leaves the evidence to the offer is grounded by construction."""
     if not proposal.evidence:
-        return 0.0
+        return 1.0 if offer.mode == "fixed" else 0.0
     shown = {canonical_edge(e) for e in offer.context}
     return sum(canonical_edge(e) in shown for e in proposal.evidence) / len(proposal.evidence)

@@ -30,6 +30,14 @@ class Context:
     text: str
     edges: tuple[Edge, ...]  # every edge the context shows (what an answer may cite)
     entities: tuple[str, ...]  # every entity the context shows by its id, in order of appearance
+    lines: tuple[str, ...] = ()  # triples mode: line i shows edges[i]
+
+    def line_edge(self, line: str) -> Edge | None:
+        """The edge a line of this context shows (a citation copied from the context)."""
+        try:
+            return self.edges[self.lines.index(line.strip())]
+        except ValueError:
+            return None
 
 
 def _distractor_edges(world: World, task: Task, rng: random.Random, n: int) -> list[Edge]:
@@ -59,7 +67,7 @@ def build_context(world: World, task: Task, *, mode: str = "triples", n_distract
         # entity (the answer among them) by its id. The answer is never named (verified).
         named = {n: world.surface(n) for n in (task.query.named_entities() if task.query else []) if n in world}
         lines = [f"{named.get(e.head, e.head)} {e.relation} {named.get(e.tail, e.tail)}" for e in edges]
-        return Context("\n".join(lines), tuple(edges), tuple(n for n in entities if n not in named))
+        return Context("\n".join(lines), tuple(edges), tuple(n for n in entities if n not in named), tuple(lines))
     records = [page(world, n) for n in entities]
     shown = tuple(dict.fromkeys(canonical_edge(e) for r in records for e in record_edges(r)))
     text = "\n".join(json.dumps(r, ensure_ascii=False, separators=(",", ":")) for r in records)
@@ -75,11 +83,16 @@ def answer_messages(task: Task, context: Context) -> list[dict[str, str]]:
     ]
 
 
-def gold_completion(task: Task, cite_evidence: bool = False) -> str:
-    """What a perfect single-turn answer looks like (warm-start demonstrations)."""
+def gold_completion(task: Task, context: Context | None = None, cite_evidence: bool = False) -> str:
+    """What a perfect single-turn answer looks like (warm-start demonstrations): the answer id,
+    optionally after the evidence lines it follows, copied from the context in path order."""
     if not cite_evidence:
         return task.answer
-    return task.answer + "\n" + "\n".join(f"{e.head} {e.relation} {e.tail}" for e in task.evidence)
+    lines = []
+    for e in task.evidence:
+        shown = [ln for ln, edge in zip(context.lines, context.edges) if edge == canonical_edge(e)] if context else []
+        lines.append(shown[0] if shown else f"{e.head} {e.relation} {e.tail}")
+    return "\n".join(lines + [task.answer])
 
 
 @dataclass(frozen=True)
@@ -89,9 +102,10 @@ class ParsedAnswer:
     error: str | None = None
 
 
-def parse_answer(completion: str) -> ParsedAnswer:
-    """``"person_12"``, ``"answer: person_12"``, a JSON ``{"answer": ..., "evidence": [[h, r, t], ...]}``,
-    or the answer on the first line followed by ``h rel t`` evidence lines. Never raises."""
+def parse_answer(completion: str, context: Context | None = None) -> ParsedAnswer:
+    """The answer is the last line (``person_12`` or ``answer: person_12``); earlier lines may cite
+    evidence, as a line copied from the context or as ``head relation tail`` ids. A JSON
+    ``{"answer": ..., "evidence": [[h, r, t], ...]}`` (or any env action shape) works too. Never raises."""
     if not isinstance(completion, str) or not completion.strip():
         return ParsedAnswer(None, (), "empty completion")
     text = completion.strip()
@@ -107,23 +121,26 @@ def parse_answer(completion: str) -> ParsedAnswer:
             if isinstance(value, (str, list)):
                 return ParsedAnswer(value, edges)
         return ParsedAnswer(None, edges, parsed.error or "no answer in the JSON")
-    first, *rest = text.splitlines()
-    first = re.sub(r"^\s*(?:final\s+)?answer\s*[:=]\s*", "", first, flags=re.IGNORECASE).strip()
+    *rest, last = [ln for ln in text.splitlines() if ln.strip()]
+    answer = re.sub(r"^\s*(?:final\s+)?answer\s*[:=]\s*", "", last, flags=re.IGNORECASE).strip()
     edges = []
     for line in rest:
-        parts = re.sub(r"^\s*evidence\s*:\s*", "", line, flags=re.IGNORECASE).split()
-        if len(parts) == 3:
-            edges.append(Edge(*parts))
-    if not first:
-        return ParsedAnswer(None, tuple(edges), "no answer on the first line")
-    return ParsedAnswer(first, tuple(edges))
+        line = re.sub(r"^\s*evidence\s*:\s*", "", line, flags=re.IGNORECASE).strip()
+        edge = context.line_edge(line) if context is not None else None
+        if edge is None and len(line.split()) == 3:
+            edge = Edge(*line.split())
+        if edge is not None:
+            edges.append(edge)
+    if not answer:
+        return ParsedAnswer(None, tuple(edges), "no answer on the last line")
+    return ParsedAnswer(answer, tuple(edges))
 
 
 def score_completion(task: Task, completion: str, context: Context, cfg: RewardConfig | None = None) -> RewardBreakdown:
     """Score a single-turn completion with the env's reward: the answer, and F1 of the cited edges
     the context actually shows (a citation the context does not show counts as an invalid action)."""
     cfg = cfg or RewardConfig()
-    parsed = parse_answer(completion)
+    parsed = parse_answer(completion, context)
     shown = set(context.edges)
     cited = {canonical_edge(e) for e in parsed.evidence}
     supported = cited & shown

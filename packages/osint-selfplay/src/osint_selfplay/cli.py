@@ -64,8 +64,9 @@ def _generate(args: argparse.Namespace) -> int:
                                      temperature=args.temperature, seed=args.seed, max_new_tokens=128)
     reasons: Counter[str] = Counter()
     tasks, seen = [], set()
-    for i, c in enumerate(completions):
-        verdict, task = proposals.validate_proposal(world, proposals.parse_proposal(c), max_hops=args.max_hops, task_id=f"gen-{i}")
+    for i, (offer, c) in enumerate(zip(offers, completions)):
+        verdict, task = proposals.validate_proposal(world, proposals.parse_proposal(c), offer=offer, max_hops=args.max_hops,
+                                                    task_id=f"gen-{i}")
         reason = verdict.reason.value
         if task is not None and task.question in seen:
             reason, task = "duplicate", None

@@ -161,15 +161,38 @@ class AnswererConfig:
     tasks_per_round: int = _f(256, "Answerer training tasks per round.")
     generated_share: float = _f(0.5, "Share of those taken from validated generated tasks; the rest are osint-gym seed tasks.")
     seed_difficulties: list[str] = _f(["easy", "medium"], "Difficulties of the seed tasks.")
-    cite_evidence: bool = _f(False, "Teach the answerer to cite evidence edges after the answer (evidence F1).")
+    cite_evidence: bool = _f(True, "Single turn: teach the answerer to copy the evidence lines it follows before the answer (evidence F1).")
+    max_turns: int = _f(8, "Multi turn: the env's step budget per episode.")
+    max_parallel_calls: int = _f(4, "Multi turn: tool calls one action may run in parallel.")
+    max_observation_chars: int = _f(1500, "Multi turn: observations are cut to this many characters (keeps trajectories short).")
 
     def __post_init__(self) -> None:
         _choice("answerer.mode", self.mode, ("single_turn", "multi_turn"))
+        _positive("answerer.max_turns", self.max_turns)
+        _positive("answerer.max_parallel_calls", self.max_parallel_calls)
+        _positive("answerer.max_observation_chars", self.max_observation_chars, 256)
         _choice("answerer.context_mode", self.context_mode, ("triples", "records"))
         if not 0 <= self.generated_share <= 1:
             raise ConfigError(f"answerer.generated_share must be in [0, 1]; got {self.generated_share!r}")
         for d in self.seed_difficulties:
             _choice("answerer.seed_difficulties[]", d, ("easy", "medium", "hard"))
+
+
+@dataclass(frozen=True)
+class ParlConfig:
+    """PARL-style auxiliary reward for multi-turn answerers (off by default):
+    r = r_task + lambda_parallel * r_parallel + lambda_finish * r_finish, with both lambdas annealed
+    linearly to 0 over ``anneal_steps`` optimizer steps of each answerer phase."""
+
+    lambda_parallel: float = _f(0.0, "Weight of r_parallel: the share of tool calls made in parallel steps.")
+    lambda_finish: float = _f(0.0, "Weight of r_finish: the share of parallel calls whose results the evidence or answer used.")
+    anneal_steps: int = _f(100, "Steps over which both weights fall linearly to 0.")
+
+    def __post_init__(self) -> None:
+        for name in ("lambda_parallel", "lambda_finish"):
+            if getattr(self, name) < 0:
+                raise ConfigError(f"parl.{name} must be >= 0; got {getattr(self, name)!r}")
+        _positive("parl.anneal_steps", self.anneal_steps)
 
 
 @dataclass(frozen=True)
@@ -180,6 +203,7 @@ class EvalConfig:
     limit: int = _f(1000, "Held-out tasks (the same tasks for every model: paired comparison).")
     batch_size: int = _f(128, "Generation batch size.")
     include_untrained: bool = _f(True, "Also evaluate the untrained model.")
+    single_turn_model: str = _f("", "Multi-turn runs: a single-turn answerer (e.g. the default run's final model) evaluated on the same tasks for comparison.")
 
 
 @dataclass(frozen=True)
@@ -191,7 +215,7 @@ class RunConfig:
     model_topology: str = _f("dual", "'dual' (two models) or 'shared' (one model plays both roles).")
     tuning_mode: str = _f("full", "'full' or 'lora' (see [lora]).")
     canonical_graph_mode: str = _f("fixed", "'fixed' (phrase an offered verified path) or 'generate' (pick a path in a subgraph).")
-    train_split: str = _f("v0:train", "Benchmark split whose world the run trains in.")
+    train_worlds: int = _f(32, "Distinct generated worlds the training data is drawn from (seeds disjoint from the benchmark's), so that a model learns to read its context instead of memorising one world.")
     dry_run: bool = _f(False, "Materialise every dataset and artifact, skip the gradient updates.")
     strict: bool = _f(False, "Turn health warnings (zero-variance rewards, unchanged parameters) into errors.")
     report_to: list[str] = _f([], "TRL report_to: e.g. ['wandb'] or ['tensorboard'].")
@@ -203,6 +227,7 @@ class RunConfig:
     warm_start: WarmStartConfig = field(default_factory=WarmStartConfig)
     generator: GeneratorConfig = field(default_factory=GeneratorConfig)
     answerer: AnswererConfig = field(default_factory=AnswererConfig)
+    parl: ParlConfig = field(default_factory=ParlConfig)
     grpo_generator: GRPOPhaseConfig = field(default_factory=lambda: GRPOPhaseConfig(max_completion_length=96))
     grpo_answerer: GRPOPhaseConfig = field(default_factory=GRPOPhaseConfig)
     eval: EvalConfig = field(default_factory=EvalConfig)
@@ -219,8 +244,8 @@ class RunConfig:
         from osint_gym.benchmark import parse_ref
         from osint_gym.errors import ConfigError as GymConfigError
 
+        _positive("train_worlds", self.train_worlds)
         try:
-            parse_ref(self.train_split)
             parse_ref(self.eval.tasks)
         except GymConfigError as exc:
             raise ConfigError(str(exc)) from None

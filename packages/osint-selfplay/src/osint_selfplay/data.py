@@ -1,7 +1,8 @@
 """Datasets of each phase, as plain rows (``datasets.Dataset.from_list`` / JSONL compatible).
 
-Rows keep what the rewards need as JSON columns: the task and its context for the answerer, the
-offer for the generator. Every row is a pure function of (world, seed, index).
+Rows keep what the rewards need as columns: the task and its context for the answerer, the offer
+and its world's seed for the generator. Items are spread round robin over the training worlds;
+every row is a pure function of (run seed, index).
 """
 
 from __future__ import annotations
@@ -17,57 +18,125 @@ from osint_gym.world import World
 
 from osint_selfplay.config import RunConfig
 from osint_selfplay.rewards import context_to_json
+from osint_selfplay.worlds import WorldPool
 
 
 def answerer_row(world: World, task: Task, cfg: RunConfig, source: str) -> dict[str, Any]:
     ctx = build_context(world, task, mode=cfg.answerer.context_mode, n_distractors=cfg.answerer.n_distractors, seed=cfg.seed)
-    return {"prompt": answer_messages(task, ctx), "task": json.dumps(task.to_dict()), "context": context_to_json(ctx), "source": source}
+    return {"prompt": answer_messages(task, ctx), "task": json.dumps(task.to_dict()), "context": context_to_json(ctx),
+            "source": source, "world_seed": world.seed}
 
 
-def seed_tasks(world: World, cfg: RunConfig, n: int, offset: int) -> list[Task]:
-    """Verified osint-gym tasks from the training world, balanced over the configured difficulties."""
-    sampler = TaskSampler(world, cfg.seed)
+def seed_tasks(pool: WorldPool, cfg: RunConfig, n: int, offset: int) -> list[tuple[World, Task]]:
+    """Verified osint-gym tasks spread over the training worlds, cycling the configured difficulties."""
     diffs = cfg.answerer.seed_difficulties
-    return [sampler.sample(offset + i, difficulty=diffs[i % len(diffs)]) for i in range(n)]
-
-
-def generator_rows(world: World, cfg: RunConfig, round_index: int) -> list[dict[str, Any]]:
-    n = cfg.generator.prompts_per_round
-    rows = []
+    out = []
     for i in range(n):
-        offer = proposals.make_offer(world, cfg.seed, round_index * n + i, mode=cfg.canonical_graph_mode, max_hops=cfg.generator.max_hops)
-        rows.append({"prompt": proposals.generator_messages(world, offer), "offer": offer.to_json()})
-    return rows
+        world = pool.pick(offset + i)
+        out.append((world, TaskSampler(world, cfg.seed).sample(offset + i, difficulty=diffs[i % len(diffs)])))
+    return out
 
 
-def sft_answerer_rows(world: World, cfg: RunConfig) -> list[dict[str, Any]]:
-    """Gold single-turn answers on verified tasks (indices disjoint from the GRPO seed tasks)."""
-    tasks = seed_tasks(world, cfg, cfg.warm_start.answerer_examples, offset=10_000_000)
+def offer_rows(pool: WorldPool, cfg: RunConfig, start: int, n: int) -> list[dict[str, Any]]:
     rows = []
-    for t in tasks:
-        row = answerer_row(world, t, cfg, "warm_start")
-        rows.append({"prompt": row["prompt"], "completion": [{"role": "assistant", "content": gold_completion(t, cfg.answerer.cite_evidence)}]})
+    for i in range(start, start + n):
+        world = pool.pick(i)
+        offer = proposals.make_offer(world, cfg.seed, i, mode=cfg.canonical_graph_mode, max_hops=cfg.generator.max_hops)
+        rows.append({"prompt": proposals.generator_messages(world, offer), "offer": offer.to_json(), "world_seed": world.seed})
     return rows
 
 
-def sft_generator_rows(world: World, cfg: RunConfig) -> list[dict[str, Any]]:
+def generator_rows(pool: WorldPool, cfg: RunConfig, round_index: int) -> list[dict[str, Any]]:
+    n = cfg.generator.prompts_per_round
+    return offer_rows(pool, cfg, round_index * n, n)
+
+
+def sft_answerer_rows(pool: WorldPool, cfg: RunConfig) -> list[dict[str, Any]]:
+    """Gold single-turn answers on verified tasks (indices disjoint from the GRPO seed tasks)."""
+    rows = []
+    for world, t in seed_tasks(pool, cfg, cfg.warm_start.answerer_examples, offset=10_000_000):
+        ctx = build_context(world, t, mode=cfg.answerer.context_mode, n_distractors=cfg.answerer.n_distractors, seed=cfg.seed)
+        gold = gold_completion(t, ctx, cite_evidence=cfg.answerer.cite_evidence)
+        rows.append({"prompt": answer_messages(t, ctx), "completion": [{"role": "assistant", "content": gold}]})
+    return rows
+
+
+def sft_generator_rows(pool: WorldPool, cfg: RunConfig) -> list[dict[str, Any]]:
     """Gold proposals: verified offers phrased by osint-gym's question templates."""
     rows = []
-    for i in range(cfg.warm_start.generator_examples):
-        offer = proposals.make_offer(world, cfg.seed, 20_000_000 + i, mode=cfg.canonical_graph_mode, max_hops=cfg.generator.max_hops)
-        rows.append({"prompt": proposals.generator_messages(world, offer),
-                     "completion": [{"role": "assistant", "content": proposals.gold_proposal(world, offer, cfg.seed)}]})
+    for row in offer_rows(pool, cfg, 20_000_000, cfg.warm_start.generator_examples):
+        offer = proposals.Offer.from_json(row["offer"])
+        gold = proposals.gold_proposal(pool.world(row["world_seed"]), offer, cfg.seed)
+        rows.append({"prompt": row["prompt"], "completion": [{"role": "assistant", "content": gold}]})
     return rows
 
 
-def mix_answerer_rows(world: World, cfg: RunConfig, generated: list[Task], round_index: int) -> tuple[list[dict[str, Any]], dict[str, int]]:
+def mix_answerer_rows(pool: WorldPool, cfg: RunConfig, generated: list[Task], round_index: int) -> tuple[list[dict[str, Any]], dict[str, int]]:
     """The answerer's round dataset: generated tasks up to ``generated_share``, seed tasks for the
-    rest; if too few generated tasks validated, seed tasks top them up and the count is returned."""
+    rest; if too few generated tasks validated, seed tasks top them up and the count is returned.
+    Rows are single-turn prompts or multi-turn episode openings, by ``answerer.mode``."""
     total = cfg.answerer.tasks_per_round
     want = round(total * cfg.answerer.generated_share)
     used = generated[:want]
     top_up = want - len(used)
-    seeds = seed_tasks(world, cfg, total - len(used), offset=round_index * 100_000)
-    rows = [answerer_row(world, t, cfg, "generated") for t in used] + [answerer_row(world, t, cfg, "seed") for t in seeds]
-    random.Random(f"mix:{cfg.seed}:{round_index}").shuffle(rows)
-    return rows, {"generated": len(used), "seed": len(seeds), "top_up": top_up, "wanted_generated": want}
+    items = [(pool.world(t.provenance["world_seed"]), t, "generated") for t in used]
+    items += [(w, t, "seed") for w, t in seed_tasks(pool, cfg, total - len(used), offset=round_index * 100_000)]
+    random.Random(f"mix:{cfg.seed}:{round_index}").shuffle(items)
+    if cfg.answerer.mode == "multi_turn":
+        rows = multi_turn_rows(pool, cfg, items)
+    else:
+        rows = [answerer_row(w, t, cfg, source) for w, t, source in items]
+    return rows, {"generated": len(used), "seed": total - len(used), "top_up": top_up, "wanted_generated": want,
+                  "rows": len(rows)}
+
+
+def as_messages(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """prompt/completion rows as ``messages`` rows (to mix them with multi-turn demonstrations)."""
+    return [r if "messages" in r else {"messages": r["prompt"] + r["completion"]} for r in rows]
+
+
+# ---------------------------------------------------------------------------- multi-turn answerer
+def multi_turn_rows(pool: WorldPool, cfg: RunConfig, items: list[tuple[World, Task, str]]) -> list[dict[str, Any]]:
+    """Rows whose prompt is the episode's opening (system + reset observation); rows whose prompt
+    repeats an earlier one are dropped (the rollout finds a row's task by its prompt)."""
+    from osint_selfplay.rollout import episode_prompt, prompt_key
+
+    a = cfg.answerer
+    rows, seen = [], set()
+    for world, task, source in items:
+        prompt = episode_prompt(pool, task, world.seed, a.max_turns, a.max_parallel_calls, a.max_observation_chars)
+        key = prompt_key(prompt)
+        if key in seen:
+            continue
+        seen.add(key)
+        rows.append({"prompt": prompt, "task": json.dumps(task.to_dict()), "world_seed": world.seed, "source": source})
+    return rows
+
+
+def sft_multi_turn_rows(pool: WorldPool, cfg: RunConfig) -> list[dict[str, Any]]:
+    """Oracle trajectories in the multi-turn chat format (``messages`` rows; the loss is on the
+    assistant turns only): how to call tools, cite evidence and answer."""
+    from osint_gym import chat
+    from osint_gym.env import OSINTEnv
+    from osint_gym.tasks.oracle import OraclePolicy
+
+    a = cfg.answerer
+    rows = []
+    for world, task in seed_tasks(pool, cfg, cfg.warm_start.answerer_examples, offset=10_000_000):
+        env = OSINTEnv(world=world, tasks=[task], max_steps=a.max_turns, max_parallel_calls=a.max_parallel_calls,
+                       max_observation_chars=a.max_observation_chars)
+        obs, _ = env.reset(seed=0, options={"task_index": 0})
+        oracle = OraclePolicy()
+        oracle.reset(task.query, world.kind, a.max_parallel_calls)
+        messages = chat.start_messages(obs)
+        done, info = False, {}
+        while not done:
+            action = oracle.act(obs)
+            obs, _, terminated, truncated, info = env.step(action)
+            messages.append({"role": "assistant", "content": action})
+            done = terminated or truncated
+            if not done:
+                messages.append(chat.observation_message(obs))
+        if info.get("correct"):  # only demonstrations that worked within this run's budgets
+            rows.append({"messages": messages})
+    return rows

@@ -13,8 +13,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from osint_gym.benchmark import benchmark_world
-from osint_gym.proposals import Offer, parse_proposal, validate_proposal
+from osint_gym.proposals import Offer, generator_messages, parse_proposal, validate_proposal
 from osint_gym.tasks import Task
 
 from osint_selfplay import data, phases
@@ -24,6 +23,7 @@ from osint_selfplay.artifacts import (
 from osint_selfplay.config import RunConfig, config_from_dict
 from osint_selfplay.errors import ConfigError
 from osint_selfplay.rewards import AnswererReward, GeneratorReward
+from osint_selfplay.worlds import WorldPool
 
 log = logging.getLogger("osint_selfplay")
 
@@ -66,7 +66,7 @@ class SelfPlayRun:
                 diff = sorted(k for k, v in cfg.to_dict().items() if saved.to_dict().get(k) != v)
                 raise ConfigError(f"--resume with a different config than {manifest} (differs in: {', '.join(diff)})")
         self.dist = _Dist()
-        self.world = benchmark_world(cfg.train_split)
+        self.pool = WorldPool(cfg.train_worlds, cfg.seed)
         self.summary: dict[str, Any] = {"rounds": []}
 
     # ------------------------------------------------------------------ helpers
@@ -117,9 +117,12 @@ class SelfPlayRun:
             def fn(role: str = role, out: Path = out) -> dict[str, Any]:
                 rows = []
                 if role in ("generator", "shared"):
-                    rows += data.sft_generator_rows(self.world, cfg)
+                    rows += data.sft_generator_rows(self.pool, cfg)
                 if role in ("answerer", "shared"):
-                    rows += data.sft_answerer_rows(self.world, cfg)
+                    multi = cfg.answerer.mode == "multi_turn"
+                    rows += data.sft_multi_turn_rows(self.pool, cfg) if multi else data.sft_answerer_rows(self.pool, cfg)
+                if any("messages" in r for r in rows):
+                    rows = data.as_messages(rows)
                 if self.dist.is_main:
                     atomic_write_jsonl(out / "demonstrations.jsonl", rows)
                 src = bases["generator" if role == "shared" else role]
@@ -134,7 +137,7 @@ class SelfPlayRun:
     def _generator_phase(self, r: int, current: dict[str, str]) -> dict[str, Any]:
         cfg = self.cfg
         out = self._dir(r, "generator")
-        rows = data.generator_rows(self.world, cfg, r)
+        rows = data.generator_rows(self.pool, cfg, r)
 
         def fn() -> dict[str, Any]:
             if self.dist.is_main:
@@ -143,10 +146,10 @@ class SelfPlayRun:
             if not cfg.dry_run:
                 from osint_selfplay.solver import SolverSampler
 
-                solver = SolverSampler(current["answerer"], self.world, k=cfg.generator.solver_samples,
+                solver = SolverSampler(current["answerer"], k=cfg.generator.solver_samples,
                                        temperature=cfg.generator.solver_temperature, context_mode=cfg.answerer.context_mode,
                                        n_distractors=cfg.answerer.n_distractors, seed=cfg.seed + r)
-            reward = GeneratorReward(self.world, cfg.generator, solver)
+            reward = GeneratorReward(self.pool, cfg.generator, solver)
             metrics = phases.run_grpo(current["generator"], rows, reward, cfg.grpo_generator, cfg, out, "generator",
                                       cfg.model.generator, cfg.seed + 1000 * r + 1)
             metrics["validity"] = dict(reward.reasons)
@@ -164,17 +167,16 @@ class SelfPlayRun:
 
         def fn() -> dict[str, Any]:
             n = cfg.generator.sample_tasks
-            offers = [Offer.from_json(row["offer"]) for row in data.generator_rows(self.world, cfg, 10_000 + r)]
-            offers = (offers * (n // len(offers) + 1))[:n]
-            from osint_gym.proposals import generator_messages
-
+            rows = data.offer_rows(self.pool, cfg, 50_000_000 + r * n, n)
+            offers = [Offer.from_json(row["offer"]) for row in rows]
+            worlds = [self.pool.world(row["world_seed"]) for row in rows]
             completions = phases.sample_completions(
-                current["generator"], [generator_messages(self.world, o) for o in offers],
+                current["generator"], [generator_messages(w, o) for w, o in zip(worlds, offers)],
                 temperature=cfg.generator.sample_temperature, seed=cfg.seed + 1000 * r + 2,
                 max_new_tokens=cfg.grpo_generator.max_completion_length)
             records, tasks, reasons, seen = [], [], {}, set()
-            for i, (offer, completion) in enumerate(zip(offers, completions)):
-                verdict, task = validate_proposal(self.world, parse_proposal(completion), max_hops=cfg.generator.max_hops,
+            for i, (world, offer, completion) in enumerate(zip(worlds, offers, completions)):
+                verdict, task = validate_proposal(world, parse_proposal(completion), offer=offer, max_hops=cfg.generator.max_hops,
                                                   task_id=f"gen-r{r}-{i}")
                 reason = verdict.reason.value
                 if task is not None and task.question in seen:
@@ -199,9 +201,9 @@ class SelfPlayRun:
             return None
         from osint_selfplay.solver import SolverSampler
 
-        solver = SolverSampler(answerer, self.world, k=1, temperature=0.0, context_mode=self.cfg.answerer.context_mode,
+        solver = SolverSampler(answerer, k=1, temperature=0.0, context_mode=self.cfg.answerer.context_mode,
                                n_distractors=self.cfg.answerer.n_distractors, seed=self.cfg.seed)
-        rates = solver.solve_rates(tasks)
+        rates = solver.solve_rates([(self.pool.world(t.provenance["world_seed"]), t) for t in tasks])
         return sum(rates) / len(rates)
 
     def _answerer_phase(self, r: int, current: dict[str, str], name: str) -> dict[str, Any]:
@@ -211,16 +213,37 @@ class SelfPlayRun:
         if name == "answerer":
             sampled = self._dir(r, "sampled") / "tasks.jsonl"
             generated = [Task.from_dict(row) for row in read_jsonl(sampled)] if sampled.is_file() else []
-        rows, mix = data.mix_answerer_rows(self.world, cfg, generated, r if name == "answerer" else 500 + r)
+        rows, mix = data.mix_answerer_rows(self.pool, cfg, generated, r if name == "answerer" else 500 + r)
 
         def fn() -> dict[str, Any]:
             if self.dist.is_main:
                 atomic_write_jsonl(out / "tasks.jsonl", rows)
-            reward = AnswererReward(cfg.grpo_answerer.num_generations)
+            rollout = None
+            if cfg.answerer.mode == "multi_turn":
+                from osint_selfplay.rewards import EpisodeReward
+                from osint_selfplay.rollout import MultiTurnRollout
+
+                a = cfg.answerer
+                rollout = MultiTurnRollout(self.pool, rows, max_turns=a.max_turns, max_parallel_calls=a.max_parallel_calls,
+                                           max_observation_chars=a.max_observation_chars)
+                reward: Any = EpisodeReward(cfg.parl)
+            else:
+                reward = AnswererReward(cfg.grpo_answerer.num_generations)
             metrics = phases.run_grpo(current["answerer"], rows, reward, cfg.grpo_answerer, cfg, out, "answerer",
-                                      cfg.model.answerer, cfg.seed + 1000 * r + 3)
+                                      cfg.model.answerer, cfg.seed + 1000 * r + 3, rollout_func=rollout)
             metrics["mix"] = mix
-            metrics["zero_variance_by_source"] = reward.zero_variance_share()
+            if rollout is not None:
+                stats = rollout.stats
+                metrics["rollouts"] = {
+                    "n": len(stats),
+                    "well_formed_tool_call_share": sum(s["well_formed_tool_call"] for s in stats) / max(1, len(stats)),
+                    "cut_by_budget_share": sum(s["cut_by_budget"] for s in stats) / max(1, len(stats)),
+                    "mean_tool_calls": sum(s["tool_calls"] for s in stats) / max(1, len(stats)),
+                    "mean_critical_steps": sum(s["critical_steps"] for s in stats) / max(1, len(stats)),
+                    "mean_env_reward": sum(s["env_reward"] for s in stats) / max(1, len(stats)),
+                }
+            else:
+                metrics["zero_variance_by_source"] = reward.zero_variance_share()
             if mix["top_up"]:
                 log.warning("round %d: only %d validated generated tasks; topped up %d with osint-gym tasks",
                             r, mix["generated"], mix["top_up"])

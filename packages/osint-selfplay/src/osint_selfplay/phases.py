@@ -115,11 +115,14 @@ def run_sft(model_path: str, rows: list[dict[str, Any]], cfg: RunConfig, out: Pa
 
     ws = cfg.warm_start
     tokenizer = AutoTokenizer.from_pretrained(model_path)
+    multi_turn = bool(rows) and "messages" in rows[0]
+    # prompt/completion rows: loss on the completion; multi-turn "messages" rows: loss on assistant turns
+    loss_mask = {"assistant_only_loss": True} if multi_turn else {"completion_only_loss": True}
     args = SFTConfig(
         output_dir=str(out / "trainer"), per_device_train_batch_size=ws.batch_size, num_train_epochs=ws.epochs,
         learning_rate=ws.learning_rate, warmup_steps=ws.warmup_steps, lr_scheduler_type="linear", weight_decay=0.01,
         adam_beta2=0.98, max_grad_norm=1.0, max_length=ws.max_length, logging_steps=10, save_strategy="no",
-        seed=cfg.seed, completion_only_loss=True, **_device_args(cfg),
+        seed=cfg.seed, **loss_mask, **_device_args(cfg),
     )
     capture = _LogCapture(f"sft_{role}")
     trainer = SFTTrainer(model=model_path, args=args, train_dataset=Dataset.from_list(rows), processing_class=tokenizer,

@@ -19,9 +19,8 @@ from osint_gym.proposals import Offer, grounding, parse_proposal, validate_propo
 from osint_gym.schema import Edge
 from osint_gym.single_turn import Context, score_completion
 from osint_gym.tasks import Task
-from osint_gym.world import World
-
 from osint_selfplay.config import GeneratorConfig
+from osint_selfplay.worlds import WorldPool
 
 _WORD = re.compile(r"[a-z0-9_@.]+")
 
@@ -48,13 +47,27 @@ def learnability(p: float, kind: str = "r_zero") -> float:
     raise ValueError(f"unknown learnability kind {kind!r}")
 
 
+def parl_terms(tool_calls: int, parallel_calls: int, useful_parallel_calls: int) -> tuple[float, float]:
+    """(r_parallel, r_finish) from env counts: the share of tool calls made in parallel steps
+    (against serial collapse) and the share of those that proved useful (against spurious parallelism)."""
+    r_parallel = parallel_calls / tool_calls if tool_calls else 0.0
+    r_finish = useful_parallel_calls / parallel_calls if parallel_calls else 0.0
+    return r_parallel, r_finish
+
+
+def annealed(weight: float, step: int, anneal_steps: int) -> float:
+    """A weight that falls linearly from ``weight`` at step 0 to 0 at ``anneal_steps``."""
+    return weight * max(0.0, 1.0 - step / anneal_steps)
+
+
 def context_to_json(context: Context) -> str:
-    return json.dumps({"text": context.text, "edges": [list(e) for e in context.edges], "entities": list(context.entities)})
+    return json.dumps({"text": context.text, "edges": [list(e) for e in context.edges], "entities": list(context.entities),
+                       "lines": list(context.lines)})
 
 
 def context_from_json(text: str) -> Context:
     d = json.loads(text)
-    return Context(d["text"], tuple(Edge(*e) for e in d["edges"]), tuple(d["entities"]))
+    return Context(d["text"], tuple(Edge(*e) for e in d["edges"]), tuple(d["entities"]), tuple(d.get("lines", ())))
 
 
 def _groups(values: list[float], size: int) -> list[list[float]]:
@@ -94,9 +107,9 @@ class AnswererReward:
 class GeneratorReward:
     """Validity gate + learnability against the frozen answerer + diversity + grounding."""
 
-    def __init__(self, world: World, cfg: GeneratorConfig, solver: Any, max_steps: int = 24) -> None:
+    def __init__(self, pool: WorldPool, cfg: GeneratorConfig, solver: Any, max_steps: int = 24) -> None:
         self.__name__ = "GeneratorReward"
-        self.world = world
+        self.pool = pool
         self.cfg = cfg
         self.solver = solver  # .solve_rates(list[Task]) -> list[float]; None in dry runs
         self.max_steps = max_steps
@@ -114,18 +127,24 @@ class GeneratorReward:
                 return True
         return False
 
-    def __call__(self, prompts: list[Any], completions: list[Any], offer: list[str], **kwargs: Any) -> list[float]:
+    def __call__(self, prompts: list[Any], completions: list[Any], offer: list[str], world_seed: list[int],
+                 **kwargs: Any) -> list[float]:
         rewards: list[float | None] = [None] * len(completions)
         valid: list[tuple[int, Task, Offer, Any]] = []
-        for i, (comp, off) in enumerate(zip(completions, offer)):
+        for i, (comp, off, seed) in enumerate(zip(completions, offer, world_seed)):
             proposal = parse_proposal(completion_text(comp))
-            verdict, task = validate_proposal(self.world, proposal, max_hops=self.cfg.max_hops, max_steps=self.max_steps)
+            world = self.pool.world(seed)
+            the_offer = Offer.from_json(off)
+            verdict, task = validate_proposal(world, proposal, offer=the_offer, max_hops=self.cfg.max_hops, max_steps=self.max_steps)
             self.reasons[verdict.reason.value] += 1
             if task is None:
                 rewards[i] = float(self.cfg.invalid_rewards.get(verdict.reason.value, -1.0))
             else:
-                valid.append((i, task, Offer.from_json(off), proposal))
-        rates = self.solver.solve_rates([t for _, t, _, _ in valid]) if (valid and self.solver is not None) else [0.5] * len(valid)
+                valid.append((i, task, the_offer, proposal))
+        if valid and self.solver is not None:
+            rates = self.solver.solve_rates([(self.pool.world(t.provenance["world_seed"]), t) for _, t, _, _ in valid])
+        else:
+            rates = [0.5] * len(valid)
         batch_tokens: list[frozenset[str]] = []
         log_metric = kwargs.get("log_metric")
         for (i, task, off, proposal), p in zip(valid, rates):
@@ -147,3 +166,30 @@ class GeneratorReward:
         if log_metric is not None:
             log_metric("generator/valid_rate", len(valid) / max(1, len(completions)))
         return [float(r) for r in rewards]  # type: ignore[arg-type]
+
+
+class EpisodeReward:
+    """Multi-turn answerer reward: the env's episode reward (from the rollout) plus the optional,
+    annealed PARL terms, every one computed from env counts."""
+
+    def __init__(self, parl: Any) -> None:
+        self.__name__ = "EpisodeReward"
+        self.parl = parl
+
+    def __call__(self, prompts: list[Any], completions: list[Any], env_reward: list[float], tool_calls: list[int],
+                 parallel_calls: list[int], useful_parallel_calls: list[int], trainer_state: Any = None, **kwargs: Any) -> list[float]:
+        step = trainer_state.global_step if trainer_state is not None else 0
+        lp = annealed(self.parl.lambda_parallel, step, self.parl.anneal_steps)
+        lf = annealed(self.parl.lambda_finish, step, self.parl.anneal_steps)
+        out = []
+        log_metric = kwargs.get("log_metric")
+        for r, calls, par, useful in zip(env_reward, tool_calls, parallel_calls, useful_parallel_calls):
+            r_par, r_fin = parl_terms(calls, par, useful)
+            out.append(float(r) + lp * r_par + lf * r_fin)
+            if log_metric is not None:
+                log_metric("parl/r_parallel", r_par)
+                log_metric("parl/r_finish", r_fin)
+        if log_metric is not None:
+            log_metric("parl/lambda_parallel", lp)
+            log_metric("parl/lambda_finish", lf)
+        return out

@@ -12,16 +12,18 @@ from osint_gym.world import World
 class SolverSampler:
     """Samples a frozen answerer checkpoint k times per task and returns solve rates."""
 
-    def __init__(self, model_dir: str, world: World, *, k: int, temperature: float, context_mode: str,
+    def __init__(self, model_dir: str, *, k: int, temperature: float, context_mode: str,
                  n_distractors: int, seed: int, batch_size: int = 64, max_new_tokens: int = 8) -> None:
         from osint_eval.policies import HFPolicy
 
         self.policy = HFPolicy(model_dir, batch_size=batch_size, max_new_tokens=max_new_tokens, temperature=temperature, seed=seed)
-        self.world, self.k, self.temperature = world, k, temperature
+        self.k, self.temperature = k, temperature
         self.context_mode, self.n_distractors, self.seed = context_mode, n_distractors, seed
 
-    def solve_rates(self, tasks: list[Task]) -> list[float]:
-        contexts = [build_context(self.world, t, mode=self.context_mode, n_distractors=self.n_distractors, seed=self.seed) for t in tasks]
+    def solve_rates(self, items: list[tuple[World, Task]]) -> list[float]:
+        """Solve rate of each (world, task): the share of k samples that answer correctly."""
+        tasks = [t for _, t in items]
+        contexts = [build_context(w, t, mode=self.context_mode, n_distractors=self.n_distractors, seed=self.seed) for w, t in items]
         outs = self.policy.generate([answer_messages(t, c) for t, c in zip(tasks, contexts)], num_return_sequences=self.k,
                                     temperature=self.temperature)
         rates = []

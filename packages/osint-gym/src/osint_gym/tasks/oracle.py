@@ -291,4 +291,6 @@ class OraclePolicy:
             return json.dumps({"tool_calls": calls})
         chunk, self._pending = self._pending[: self._max_parallel], self._pending[self._max_parallel :]
         self._sent = len(chunk)
-        return json.dumps({"tool_calls": [{"name": n, "arguments": a} for n, a in chunk]})
+        if len(chunk) == 1:
+            return json.dumps({"tool": chunk[0][0], "args": chunk[0][1]})
+        return json.dumps({"tool_calls": [{"tool": n, "args": a} for n, a in chunk]})

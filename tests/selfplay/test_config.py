@@ -1,0 +1,77 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from osint_selfplay.config import GRPOPhaseConfig, RunConfig, load_config
+from osint_selfplay.errors import ConfigError
+
+CONFIGS = Path(__file__).resolve().parents[2] / "configs" / "selfplay"
+
+
+def test_defaults_and_shipped_configs_are_valid():
+    cfg = load_config()
+    assert cfg.rounds == 2 and cfg.warm_start_on  # tiny: models warm-start by default
+    for path in sorted(CONFIGS.glob("*.toml")):
+        loaded = load_config(str(path))
+        assert isinstance(loaded, RunConfig), path
+    tiny = load_config(str(CONFIGS / "tiny-cpu.toml"))
+    assert tiny.model.answerer.startswith("tiny:") and tiny.answerer.mode == "single_turn"
+
+
+def test_set_overrides_parse_toml_values_and_bare_strings():
+    cfg = load_config(str(CONFIGS / "tiny-cpu.toml"), [
+        "rounds=3", "run.seed=7", "grpo_answerer.learning_rate=1e-3", "model.generator=tiny:64x2",
+        "report_to=['wandb']", "answerer.seed_difficulties=[\"easy\"]", "dry_run=true",
+    ])
+    assert (cfg.rounds, cfg.seed, cfg.grpo_answerer.learning_rate) == (3, 7, 1e-3)
+    assert cfg.model.generator == "tiny:64x2" and cfg.report_to == ["wandb"] and cfg.dry_run is True
+    assert cfg.answerer.seed_difficulties == ["easy"]
+
+
+@pytest.mark.parametrize(
+    ("overrides", "message"),
+    [
+        (["roudns=3"], "unknown top-level key 'roudns'; did you mean 'rounds'"),
+        (["grpo_answerer.learning_rte=1"], r"unknown \[grpo_answerer\] key 'learning_rte'; did you mean 'learning_rate'"),
+        (["phase_schedule='answerer_first'"], "phase_schedule must be one of"),
+        (["model_topology='triple'"], "model_topology must be one of 'dual', 'shared'"),
+        (["grpo_answerer.num_generations=3"], r"must be a multiple of num_generations \(3\)"),
+        (["grpo_answerer.num_generations=1"], "num_generations must be an integer >= 2"),
+        (["grpo_answerer.loss_type='ppo'"], "loss_type must be one of"),
+        (["rounds='two'"], "rounds must be int"),
+        (["rounds=0"], "rounds must be a number >= 1"),
+        (["generator.invalid_rewards.malformed=0.5"], "must be negative"),
+        (["generator.invalid_rewards.bogus=-1"], "unknown generator.invalid_rewards key 'bogus'"),
+        (["lora.target_modules=['lm_head']"], "must not contain 'lm_head'"),
+        (["eval.tasks='v0:nope'"], "unknown split 'nope'"),
+        (["generator=3"], r"\[generator\] must be a table"),
+        (["noequals"], "--set expects key=value"),
+        (["answerer.generated_share=2"], r"generated_share must be in \[0, 1\]"),
+    ],
+)
+def test_bad_configs_name_the_key(overrides, message):
+    with pytest.raises(ConfigError, match=message):
+        load_config(None, overrides)
+
+
+def test_bad_files(tmp_path):
+    with pytest.raises(ConfigError, match="cannot read config"):
+        load_config(str(tmp_path / "missing.toml"))
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[run\n")
+    with pytest.raises(ConfigError, match="invalid TOML"):
+        load_config(str(bad))
+
+
+def test_grpo_phase_rule_message_states_the_fix():
+    with pytest.raises(ConfigError, match=r"per_device_train_batch_size \* gradient_accumulation_steps \(12\)"):
+        GRPOPhaseConfig(per_device_train_batch_size=12, num_generations=8)
+
+
+def test_config_round_trips_through_dict():
+    from osint_selfplay.config import config_from_dict
+
+    cfg = load_config(str(CONFIGS / "tiny-cpu.toml"))
+    assert config_from_dict(cfg.to_dict()) == cfg

@@ -1,0 +1,178 @@
+"""Multi-turn GRPO through OSINT-v0 with a tiny model on the CPU."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from osint_selfplay import data, phases
+from osint_selfplay.config import load_config
+from osint_selfplay.rewards import EpisodeReward, annealed, parl_terms
+from osint_selfplay.rollout import MultiTurnRollout
+from osint_selfplay.worlds import WorldPool
+
+from .conftest import TINY, micro_overrides
+
+
+def _cfg(tmp_path, **extra):
+    base = {"answerer.mode": "'multi_turn'", "answerer.max_turns": 4, "answerer.max_observation_chars": 600,
+            "grpo_answerer.max_completion_length": 256, "grpo_answerer.per_device_train_batch_size": 4,
+            "grpo_answerer.num_generations": 4, "answerer.tasks_per_round": 4, "answerer.generated_share": 0.0,
+            "answerer.seed_difficulties": "['easy']"}
+    base.update(extra)
+    return load_config(None, micro_overrides(tmp_path, **base))
+
+
+@pytest.fixture(scope="module")
+def oracle_tuned(tmp_path_factory, tiny_path):
+    """The tiny model after a short warm start on oracle trajectories (some of its actions are valid)."""
+    out = tmp_path_factory.mktemp("mt-warm")
+    cfg = _cfg(out, **{"warm_start.answerer_examples": 24, "warm_start.epochs": 10, "warm_start.learning_rate": 5e-3,
+                       "warm_start.max_length": 1024})
+    rows = data.sft_multi_turn_rows(WorldPool(cfg.train_worlds, cfg.seed), cfg)
+    assert rows and all(r["messages"][0]["role"] == "system" and r["messages"][-1]["role"] == "assistant" for r in rows)
+    phases.run_sft(tiny_path, rows, cfg, out, "answerer", TINY)
+    return str(out / "final_model")
+
+
+def _trainer(model, rows, rollout, cfg, tmp_path):
+    from datasets import Dataset
+    from transformers import AutoTokenizer
+    from trl import GRPOTrainer
+
+    return GRPOTrainer(model=model, reward_funcs=[EpisodeReward(cfg.parl)], args=phases.grpo_args(cfg.grpo_answerer, cfg, tmp_path, 0),
+                       train_dataset=Dataset.from_list(rows), processing_class=AutoTokenizer.from_pretrained(model, padding_side="left"),
+                       rollout_func=rollout)
+
+
+def _setup(tmp_path, model, **extra):
+    cfg = _cfg(tmp_path, **extra)
+    pool = WorldPool(cfg.train_worlds, cfg.seed)
+    rows, _ = data.mix_answerer_rows(pool, cfg, [], 0)
+    a = cfg.answerer
+    rollout = MultiTurnRollout(pool, rows, max_turns=a.max_turns, max_parallel_calls=a.max_parallel_calls,
+                               max_observation_chars=a.max_observation_chars)
+    return cfg, rows, rollout, _trainer(model, rows, rollout, cfg, tmp_path)
+
+
+def _segments(ids, mask):
+    out, cur, flag = [], [], None
+    for t, m in zip(ids, mask):
+        if flag is not None and m != flag:
+            out.append((flag, cur))
+            cur = []
+        cur.append(t)
+        flag = m
+    if cur:
+        out.append((flag, cur))
+    return out
+
+
+def test_env_tokens_are_masked_and_groups_share_their_start(tmp_path, oracle_tuned):
+    cfg, rows, rollout, trainer = _setup(tmp_path, oracle_tuned)
+    tok = trainer.processing_class
+    prompts = [rows[0]["prompt"]] * 4  # one GRPO group
+    out = rollout(prompts, trainer)
+    assert len(out["completion_ids"]) == 4 and out["logprobs"] is None
+    assert len({tuple(p) for p in out["prompt_ids"]}) == 1  # the same start, token for token
+    stats = rollout.stats[-4:]
+    for ids, mask in zip(out["completion_ids"], out["env_mask"]):
+        assert len(ids) == len(mask) and 0 < len(ids) <= 256 and mask[0] == 1
+        for flag, seg in _segments(ids, mask):
+            text = tok.decode(seg)
+            if flag == 0:  # environment tokens: an observation as a user turn, then the next assistant header
+                assert "<|im_start|>user\n" in text and text.endswith("<|im_start|>assistant\n"), text
+                assert '"step":' in text or '"error"' in text
+            else:  # model tokens never contain a user turn
+                assert "<|im_start|>user" not in text
+    assert all(isinstance(s["env_reward"], float) for s in stats)
+
+
+def test_a_budget_cut_scores_as_unanswered(tmp_path, tiny_path):
+    cfg, rows, rollout, trainer = _setup(tmp_path, tiny_path, **{"grpo_answerer.max_completion_length": 16})
+    out = rollout([rows[0]["prompt"]] * 4, trainer)
+    assert all(out["cut_by_budget"]) and all(len(c) <= 16 for c in out["completion_ids"])
+    assert all(r <= 0.0 for r in out["env_reward"])  # penalties only, like a truncated episode
+    assert all(not stat["well_formed_tool_call"] or stat["tool_calls"] > 0 for stat in rollout.stats)
+
+
+def test_multi_turn_grpo_phase_changes_parameters(tmp_path, oracle_tuned):
+    cfg = _cfg(tmp_path, **{"grpo_answerer.max_steps": 2, "grpo_answerer.learning_rate": 5e-3, "grpo_answerer.temperature": 1.3})
+    pool = WorldPool(cfg.train_worlds, cfg.seed)
+    rows, _ = data.mix_answerer_rows(pool, cfg, [], 0)
+    a = cfg.answerer
+    rollout = MultiTurnRollout(pool, rows, max_turns=a.max_turns, max_parallel_calls=a.max_parallel_calls,
+                               max_observation_chars=a.max_observation_chars)
+    m = phases.run_grpo(oracle_tuned, rows, EpisodeReward(cfg.parl), cfg.grpo_answerer, cfg, tmp_path / "p", "answerer", TINY, 0,
+                        rollout_func=rollout)
+    assert m["health"]["parameters_changed"] > 0, m
+    assert len(rollout.stats) == 2 * 4
+
+
+def test_parl_terms_come_from_env_counts_and_anneal_to_zero():
+    assert parl_terms(tool_calls=6, parallel_calls=4, useful_parallel_calls=3) == (4 / 6, 3 / 4)
+    assert parl_terms(0, 0, 0) == (0.0, 0.0)
+    assert annealed(0.5, 0, 100) == 0.5 and annealed(0.5, 50, 100) == 0.25 and annealed(0.5, 100, 100) == 0.0
+    assert annealed(0.5, 500, 100) == 0.0
+
+    class State:
+        global_step = 0
+
+    cfg = load_config(None, ["parl.lambda_parallel=0.2", "parl.lambda_finish=0.1", "parl.anneal_steps=10"])
+    reward = EpisodeReward(cfg.parl)
+    kwargs = dict(prompts=[None] * 2, completions=[None] * 2, env_reward=[1.0, 0.5], tool_calls=[4, 2],
+                  parallel_calls=[4, 0], useful_parallel_calls=[2, 0])
+    state = State()
+    assert reward(trainer_state=state, **kwargs) == pytest.approx([1.0 + 0.2 * 1.0 + 0.1 * 0.5, 0.5])
+    state.global_step = 10
+    assert reward(trainer_state=state, **kwargs) == [1.0, 0.5]  # annealed away: the task reward alone
+    off = EpisodeReward(load_config(None, []).parl)  # off by default
+    assert off(trainer_state=State(), **kwargs) == [1.0, 0.5]
+
+
+def test_environment_factory_adapter_runs_one_trl_step(tmp_path, tiny_path):
+    from datasets import Dataset
+    from transformers import AutoTokenizer
+    from trl import GRPOConfig, GRPOTrainer
+    from trl.chat_template_utils import qwen2_5_chat_template
+
+    from osint_gym.benchmark import benchmark_tasks
+    from osint_gym.trl_env import OSINTToolEnv, task_rows
+
+    tok = AutoTokenizer.from_pretrained(tiny_path, padding_side="left")
+    tok.chat_template = qwen2_5_chat_template  # a template TRL's tool loop recognises (Qwen family)
+    tok.save_pretrained(tmp_path / "model")
+    from transformers import AutoModelForCausalLM
+
+    AutoModelForCausalLM.from_pretrained(tiny_path).save_pretrained(tmp_path / "model")
+    rows = task_rows(benchmark_tasks("v0:train", difficulty="easy", limit=4), split="v0:train")
+    args = GRPOConfig(output_dir=str(tmp_path / "out"), max_steps=1, per_device_train_batch_size=4, num_generations=4,
+                      max_completion_length=64, use_cpu=True, bf16=False, gradient_checkpointing=False, report_to="none",
+                      logging_steps=1, save_strategy="no", learning_rate=1e-3)
+    trainer = GRPOTrainer(model=str(tmp_path / "model"), args=args, train_dataset=Dataset.from_list(rows),
+                          processing_class=tok, environment_factory=OSINTToolEnv)
+    tools = {t["function"]["name"] for t in trainer.tools} if trainer.tools and isinstance(trainer.tools[0], dict) else set()
+    trainer.train()
+    logs = trainer.state.log_history
+    assert any("rewards/OSINTToolEnv/mean" in entry for entry in logs)
+    assert trainer.state.global_step == 1
+    assert tools == set() or {"get_profile", "answer", "search_people"} <= tools
+
+
+def test_adapter_forwards_tool_calls_and_scores_like_the_env():
+    from osint_gym.benchmark import benchmark_tasks
+    from osint_gym.trl_env import OSINTToolEnv, task_rows
+
+    row = task_rows(benchmark_tasks("v0:train", difficulty="easy", family="identity_resolution", limit=1), split="v0:train")[0]
+    env = OSINTToolEnv()
+    obs = env.reset(**row)
+    assert "Investigate with tools" in obs and env.get_reward() == pytest.approx(0.0)
+    task = env.env.task
+    account = task.evidence[0].head
+    looked = json.loads(env.get_profile(account))
+    assert looked["results"][0]["ok"] and looked["results"][0]["result"]["id"] == account
+    assert "unknown argument" not in env.search_people(name="x")
+    env.answer(task.answer)
+    assert env.done and env.get_reward() >= 1.0
+    assert env.answer("person_0") == "The episode is over."

@@ -1,0 +1,50 @@
+from __future__ import annotations
+
+import hashlib
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from osint_eval.errors import EvalError
+from osint_eval.modeling import TinySpec, build_tiny, resolve_model
+
+
+def _digest(folder: Path) -> str:
+    h = hashlib.sha256()
+    for name in ("model.safetensors", "tokenizer.json", "config.json"):
+        h.update((folder / name).read_bytes())
+    return h.hexdigest()
+
+
+def test_tiny_build_is_deterministic(tmp_path):
+    spec = TinySpec.parse("tiny:32x1-v400-s3")
+    build_tiny(spec, tmp_path / "a")
+    build_tiny(spec, tmp_path / "b")
+    assert _digest(tmp_path / "a") == _digest(tmp_path / "b")
+
+
+def test_tiny_model_reloads_offline_with_its_chat_template(tiny_path):
+    code = (
+        "import os; os.environ['HF_HUB_OFFLINE']='1'\n"
+        "from transformers import AutoModelForCausalLM, AutoTokenizer\n"
+        f"tok = AutoTokenizer.from_pretrained({tiny_path!r}); m = AutoModelForCausalLM.from_pretrained({tiny_path!r})\n"
+        "text = tok.apply_chat_template([{'role': 'user', 'content': 'hi'}], add_generation_prompt=True, tokenize=False)\n"
+        "print(repr(text)); print(tok.tokenize(' person_12 account_7')); print(m.config.model_type, tok.eos_token, tok.padding_side)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert "'<|im_start|>user\\nhi<|im_end|>\\n<|im_start|>assistant\\n'" in out
+    assert "'person_12'" in out and "'account_7'" in out  # entity ids are single tokens
+    assert "llama <|im_end|> left" in out
+
+
+def test_tiny_spec_and_model_errors():
+    assert TinySpec.parse("tiny:128x3") == TinySpec(128, 3, 1536, 0)
+    assert TinySpec.parse("tiny:64x2-v800-s5") == TinySpec(64, 2, 800, 5)
+    for bad in ("tiny:big", "tiny:100x2", "tiny:64x0", "tiny:64x2-v10"):
+        with pytest.raises(EvalError, match="tiny"):
+            TinySpec.parse(bad)
+    with pytest.raises(EvalError, match="does not exist"):
+        resolve_model("./no/such/checkpoint")
+    assert resolve_model("Qwen/Qwen2.5-0.5B-Instruct") == "Qwen/Qwen2.5-0.5B-Instruct"  # hub ids pass through

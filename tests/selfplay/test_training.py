@@ -1,0 +1,224 @@
+"""Trainer tests with a tiny model on the CPU: phases change parameters, every schedule and topology
+runs (dry and for real), resume reproduces an uninterrupted run, W&B logs offline, vLLM errors clearly,
+two accelerate processes finish the run."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from osint_selfplay import data, phases
+from osint_selfplay.config import load_config
+from osint_selfplay.errors import ConfigError
+from osint_selfplay.loop import SelfPlayRun
+from osint_selfplay.rewards import AnswererReward, GeneratorReward
+from osint_selfplay.worlds import WorldPool
+
+from .conftest import TINY, micro_overrides
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def warm_model(tmp_path_factory, tiny_path):
+    """The tiny model after a short, high-learning-rate warm start on few demonstrations, so that
+    its samples differ in quality (GRPO needs reward variance to move parameters)."""
+    out = tmp_path_factory.mktemp("warm")
+    cfg = load_config(None, micro_overrides(out, **{"warm_start.generator_examples": 24, "warm_start.answerer_examples": 24,
+                                                   "warm_start.epochs": 12, "warm_start.learning_rate": 5e-3}))
+    pool = WorldPool(cfg.train_worlds, cfg.seed)
+    rows = data.as_messages(data.sft_generator_rows(pool, cfg) + data.sft_answerer_rows(pool, cfg))
+    phases.run_sft(tiny_path, rows, cfg, out, "shared", TINY)
+    return str(out / "final_model")
+
+
+@pytest.mark.parametrize("mode", ["full", "lora"])
+def test_generator_and_answerer_phases_change_parameters(tmp_path, warm_model, mode):
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    from osint_selfplay.solver import SolverSampler
+
+    cfg = load_config(None, micro_overrides(tmp_path, tuning_mode=f"'{mode}'", **{"grpo_generator.max_steps": 2,
+                      "grpo_answerer.max_steps": 2, "grpo_generator.temperature": 1.5, "grpo_answerer.temperature": 1.5,
+                      "lora.r": 8, "grpo_generator.learning_rate": 5e-3, "grpo_answerer.learning_rate": 5e-3}))
+    pool = WorldPool(cfg.train_worlds, cfg.seed)
+    solver = SolverSampler(warm_model, k=2, temperature=1.0, context_mode="triples", n_distractors=6, seed=0)
+    gen_reward = GeneratorReward(pool, cfg.generator, solver)
+    gm = phases.run_grpo(warm_model, data.generator_rows(pool, cfg, 0), gen_reward, cfg.grpo_generator, cfg,
+                         tmp_path / "gen", "generator", TINY, 1)
+    rows, _ = data.mix_answerer_rows(pool, cfg, [], 0)
+    am = phases.run_grpo(warm_model, rows, AnswererReward(cfg.grpo_answerer.num_generations), cfg.grpo_answerer, cfg,
+                         tmp_path / "ans", "answerer", TINY, 2)
+    base = AutoModelForCausalLM.from_pretrained(warm_model)
+    for metrics, folder in ((gm, tmp_path / "gen"), (am, tmp_path / "ans")):
+        assert metrics["health"]["parameters_changed"] > 0, metrics
+        assert metrics["steps"] == 2 and metrics["reward_first"] is not None
+        logs = [json.loads(line) for line in (folder / "metrics.jsonl").read_text().splitlines()]
+        assert any("reward" in entry for entry in logs)
+        trained = AutoModelForCausalLM.from_pretrained(folder / "final_model")  # a plain, loadable model (LoRA merged)
+        assert not (folder / "final_model" / "adapter_config.json").exists()
+        diff = sum(float((a - b).abs().sum()) for a, b in zip(trained.parameters(), base.parameters()))
+        assert diff > 0
+        assert "base_model: tiny:64x2" in (folder / "final_model" / "README.md").read_text()
+    assert sum(gen_reward.reasons.values()) == 2 * 8  # every proposal was validated
+    assert torch.isfinite(torch.tensor(am["reward_last"]))
+
+
+RUN_MATRIX = [("generator_answerer", "dual"), ("generator_answerer", "shared"),
+              ("answerer_generator_answerer", "dual"), ("answerer_generator_answerer", "shared")]
+
+
+def _artifacts(root: Path) -> dict[str, str]:
+    """Every artifact of a run, minus wall-clock fields, as file -> content digest."""
+    import hashlib
+
+    out = {}
+    for p in sorted(root.rglob("*")):
+        if not p.is_file() or "wandb" in p.parts:
+            continue
+        rel = str(p.relative_to(root))
+        if p.suffix == ".json":
+            content = json.loads(p.read_text())
+            for key in ("wall_seconds", "seconds", "started"):
+                _drop(content, key)
+            blob = json.dumps(content, sort_keys=True).encode()
+        else:
+            blob = p.read_bytes()
+        out[rel] = hashlib.sha256(blob).hexdigest()
+    return out
+
+
+def _drop(obj, key):
+    if isinstance(obj, dict):
+        obj.pop(key, None)
+        for v in obj.values():
+            _drop(v, key)
+    elif isinstance(obj, list):
+        for v in obj:
+            _drop(v, key)
+
+
+@pytest.mark.parametrize(("schedule", "topology"), RUN_MATRIX)
+def test_dry_run_materialises_every_artifact(tmp_path, tiny_path, schedule, topology):
+    cfg = load_config(None, micro_overrides(tmp_path / "run", phase_schedule=f"'{schedule}'", model_topology=f"'{topology}'",
+                                            dry_run="true"))
+    summary = SelfPlayRun(cfg).run()
+    root = tmp_path / "run"
+    for name in ("run.json", "summary.json", "round_000/summary.json", "round_000/generator/prompts.jsonl",
+                 "round_000/sampled/proposals.jsonl", "round_000/sampled/validation.json", "round_000/answerer/tasks.jsonl",
+                 "round_000/answerer/final_model/config.json", "round_000/generator/final_model/README.md",
+                 "eval/report.md", "eval/report.html", "eval/report.json"):
+        assert (root / name).is_file(), name
+    if schedule == "answerer_generator_answerer":
+        assert (root / "round_000/answerer_first/final_model/config.json").is_file()
+    roles = ["shared"] if topology == "shared" else ["generator", "answerer"]
+    assert sorted(p.name for p in (root / "warm_start").iterdir()) == sorted(roles)
+    validation = json.loads((root / "round_000/sampled/validation.json").read_text())
+    assert validation["proposals"] == 16 and sum(validation["reasons"].values()) == 16
+    assert summary["evaluation"]["n_tasks"] == 12 and "random_guess" in summary["evaluation"]["headline"]
+    manifest = json.loads((root / "run.json").read_text())
+    assert manifest["config"]["model_topology"] == topology and manifest["versions"]["trl"]
+
+
+@pytest.mark.parametrize(("schedule", "topology"), RUN_MATRIX)
+def test_one_real_round(tmp_path, tiny_path, schedule, topology):
+    cfg = load_config(None, micro_overrides(tmp_path / "run", phase_schedule=f"'{schedule}'", model_topology=f"'{topology}'"))
+    summary = SelfPlayRun(cfg).run()
+    rnd = summary["rounds"][0]
+    assert rnd["generator"]["steps"] == 1 and rnd["answerer"]["steps"] == 1
+    assert rnd["answerer"]["mix"]["generated"] + rnd["answerer"]["mix"]["top_up"] == rnd["answerer"]["mix"]["wanted_generated"]
+    card = (tmp_path / "run/round_000/answerer/final_model/README.md").read_text()
+    assert "Metrics of this phase" in card and "reward_last" in card
+    ev = summary["evaluation"]
+    assert set(ev["headline"]) >= {"untrained", "warm_start", "final", "random_guess"}
+    assert all(h["success"]["n"] == 12 for h in ev["headline"].values())
+    assert "final vs warm_start" in ev["comparisons"]
+
+
+def test_existing_output_dir_needs_resume_and_same_config(tmp_path, tiny_path):
+    overrides = micro_overrides(tmp_path / "run", dry_run="true")
+    SelfPlayRun(load_config(None, overrides)).run()
+    with pytest.raises(ConfigError, match="already holds a run; pass --resume"):
+        SelfPlayRun(load_config(None, overrides))
+    with pytest.raises(ConfigError, match=r"different config .* \(differs in: rounds\)"):
+        SelfPlayRun(load_config(None, overrides + ["rounds=2"]), resume=True)
+    # resuming a finished run redoes nothing
+    before = _artifacts(tmp_path / "run")
+    SelfPlayRun(load_config(None, overrides), resume=True).run()
+    assert _artifacts(tmp_path / "run") == before
+
+
+def _cli(args, env=None, **kw):
+    return subprocess.Popen([sys.executable, "-m", "osint_selfplay", *args], env={**os.environ, **(env or {})},
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, **kw)
+
+
+def test_resume_after_sigkill_reproduces_an_uninterrupted_run(tmp_path, tiny_path):
+    def args(out):
+        return ["train", "--dry-run", "--set", *micro_overrides(out)]
+
+    reference = _cli(args(tmp_path / "ref"))
+    assert reference.wait(timeout=600) == 0, reference.stdout.read()
+    # between phases, in the middle of a phase (its first artifact is written), after the sampling phase
+    for point in ("warm_start_generator.done.json", "round_000/generator/prompts.jsonl", "round_000/sample.done.json"):
+        out = tmp_path / f"killed-{point.replace('/', '_')}"
+        proc = _cli(args(out))
+        deadline = time.time() + 600
+        while not (out / point).exists() and proc.poll() is None and time.time() < deadline:
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        resumed = _cli(args(out) + ["--resume"])
+        assert resumed.wait(timeout=600) == 0, resumed.stdout.read()
+        assert _artifacts(out) == _artifacts(tmp_path / "ref"), point
+        assert not [p for p in out.rglob(".*") if p.name != ".gitignore"]  # no temporary leftovers
+
+
+def test_wandb_offline_writes_a_run(tmp_path, tiny_path, monkeypatch):
+    monkeypatch.setenv("WANDB_MODE", "offline")
+    monkeypatch.setenv("WANDB_DIR", str(tmp_path / "wandb"))
+    monkeypatch.setenv("WANDB_SILENT", "true")
+    cfg = load_config(None, micro_overrides(tmp_path / "run", report_to="['wandb']", **{"eval.enabled": "false"}))
+    SelfPlayRun(cfg).run()
+    runs = list((tmp_path / "wandb").rglob("offline-run-*"))
+    assert runs, "W&B wrote no offline run"
+    assert any(p.suffix == ".wandb" for r in runs for p in r.iterdir())
+
+
+def test_use_vllm_without_vllm_fails_clearly(tmp_path, tiny_path):
+    from trl.import_utils import is_vllm_available
+
+    assert not is_vllm_available()  # this machine has no vLLM (it cannot run here)
+    cfg = load_config(None, micro_overrides(tmp_path / "run", use_vllm="true", vllm_mode="'server'"))
+    with pytest.raises(ConfigError, match=r"use_vllm = true, but vLLM is not installed.*osint-selfplay\[vllm\]"):
+        SelfPlayRun(cfg).run()
+    assert not (tmp_path / "run" / "warm_start").exists()  # nothing trained before the error
+
+
+def test_vllm_settings_reach_trl(tmp_path):
+    cfg = load_config(None, micro_overrides(tmp_path, use_vllm="true", vllm_mode="'colocate'", vllm_gpu_memory_utilization=0.5,
+                                            **{"grpo_answerer.temperature": 0.7, "grpo_answerer.beta": 0.04}))
+    args = phases.grpo_args(cfg.grpo_answerer, cfg, tmp_path, 3)
+    assert (args.use_vllm, args.vllm_mode, args.vllm_gpu_memory_utilization) == (True, "colocate", 0.5)
+    assert (args.temperature, args.beta, args.seed, args.max_completion_length) == (0.7, 0.04, 3, 12)
+    assert args.use_cpu and not args.bf16 and not args.gradient_checkpointing
+
+
+def test_two_accelerate_processes_finish_the_run(tmp_path, tiny_path):
+    out = tmp_path / "run"
+    cmd = [sys.executable, "-m", "accelerate.commands.launch", "--cpu", "--num_processes", "2", "--num_machines", "1",
+           "--mixed_precision", "no", "--dynamo_backend", "no", "-m", "osint_selfplay", "train",
+           "--set", *micro_overrides(out)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=900, cwd=ROOT)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["rounds"][0]["answerer"]["steps"] == 1
+    assert summary["evaluation"]["n_tasks"] == 12
