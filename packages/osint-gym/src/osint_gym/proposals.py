@@ -145,8 +145,10 @@ def generator_messages(world: World, offer: Offer) -> list[dict[str, str]]:
 
 
 def format_proposal(proposal: Proposal) -> str:
-    evidence = "; ".join(f"{e.head} {e.relation} {e.tail}" for e in proposal.evidence)
-    return f"Q: {proposal.question}\nA: {proposal.answer}\nE: {evidence}"
+    text = f"Q: {proposal.question}\nA: {proposal.answer}"
+    if proposal.evidence:
+        text += "\nE: " + "; ".join(f"{e.head} {e.relation} {e.tail}" for e in proposal.evidence)
+    return text
 
 
 def gold_proposal(world: World, offer: Offer, seed: int = 0) -> str:
@@ -158,7 +160,7 @@ def gold_proposal(world: World, offer: Offer, seed: int = 0) -> str:
     query, path = chain
     rng = random.Random(f"gold:{seed}:{offer.offer_id}")
     question = question_text(world, query, world.type_of(path[-1]), [world.type_of(n) for n in path[1:]], rng)
-    return format_proposal(Proposal(question, path[-1], offer.path))
+    return format_proposal(Proposal(question, path[-1], offer.path if offer.mode == "generate" else ()))
 
 
 def parse_proposal(completion: str) -> Proposal | str:

@@ -153,6 +153,8 @@ class SelfPlayRun:
             metrics = phases.run_grpo(current["generator"], rows, reward, cfg.grpo_generator, cfg, out, "generator",
                                       cfg.model.generator, cfg.seed + 1000 * r + 1)
             metrics["validity"] = dict(reward.reasons)
+            metrics["reward_seconds"] = reward.seconds
+            metrics["solver_seconds"] = reward.solver_seconds
             metrics["frozen_answerer_solve_rate_mean"] = (sum(reward.solve_rates) / len(reward.solve_rates)) if reward.solve_rates else None
             return metrics
 
@@ -244,6 +246,7 @@ class SelfPlayRun:
                 }
             else:
                 metrics["zero_variance_by_source"] = reward.zero_variance_share()
+                metrics["reward_seconds"] = reward.seconds
             if mix["top_up"]:
                 log.warning("round %d: only %d validated generated tasks; topped up %d with osint-gym tasks",
                             r, mix["generated"], mix["top_up"])

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from collections import Counter, deque
 from typing import Any
 
@@ -82,9 +83,11 @@ class AnswererReward:
         self.num_generations = num_generations
         self.groups: Counter[str] = Counter()  # source -> groups seen
         self.zero_variance: Counter[str] = Counter()  # source -> groups whose rewards were all equal
+        self.seconds = 0.0  # time spent scoring (the self-play overhead benchmark reads it)
 
     def __call__(self, prompts: list[Any], completions: list[Any], task: list[str], context: list[str],
                  source: list[str] | None = None, **kwargs: Any) -> list[float]:
+        t0 = time.perf_counter()
         rewards = []
         for comp, t, c in zip(completions, task, context):
             rewards.append(score_completion(Task.from_dict(json.loads(t)), completion_text(comp), context_from_json(c)).total)
@@ -97,6 +100,7 @@ class AnswererReward:
             self.zero_variance[src] += flat
             if log_metric is not None:
                 log_metric(f"answerer/zero_variance/{src}", float(flat))
+        self.seconds += time.perf_counter() - t0
         return rewards
 
     def zero_variance_share(self) -> dict[str, dict[str, float]]:
@@ -113,15 +117,21 @@ class GeneratorReward:
         self.cfg = cfg
         self.solver = solver  # .solve_rates(list[Task]) -> list[float]; None in dry runs
         self.max_steps = max_steps
-        self.history: deque[frozenset[str]] = deque(maxlen=cfg.history_size)
+        self.history: deque[tuple[tuple[Any, ...], frozenset[str]]] = deque(maxlen=cfg.history_size)
         self.reasons: Counter[str] = Counter()
         self.solve_rates: list[float] = []
+        self.seconds = 0.0  # validation and scoring, without the frozen answerer's sampling
+        self.solver_seconds = 0.0
 
     def _tokens(self, question: str) -> frozenset[str]:
         return frozenset(_WORD.findall(question.lower()))
 
-    def _duplicate(self, tokens: frozenset[str], pool: list[frozenset[str]]) -> bool:
-        for other in pool:
+    def _duplicate(self, key: tuple[Any, ...], tokens: frozenset[str], pool: list[tuple[tuple[Any, ...], frozenset[str]]]) -> bool:
+        """A near-duplicate asks the same thing (same world, answer and evidence) or reads the same
+        (question-token Jaccard similarity at or above the threshold)."""
+        for other_key, other in pool:
+            if other_key == key:
+                return True
             union = len(tokens | other)
             if union and len(tokens & other) / union >= self.cfg.duplicate_jaccard:
                 return True
@@ -129,6 +139,7 @@ class GeneratorReward:
 
     def __call__(self, prompts: list[Any], completions: list[Any], offer: list[str], world_seed: list[int],
                  **kwargs: Any) -> list[float]:
+        t0 = time.perf_counter()
         rewards: list[float | None] = [None] * len(completions)
         valid: list[tuple[int, Task, Offer, Any]] = []
         for i, (comp, off, seed) in enumerate(zip(completions, offer, world_seed)):
@@ -141,16 +152,20 @@ class GeneratorReward:
                 rewards[i] = float(self.cfg.invalid_rewards.get(verdict.reason.value, -1.0))
             else:
                 valid.append((i, task, the_offer, proposal))
+        t1 = time.perf_counter()
         if valid and self.solver is not None:
             rates = self.solver.solve_rates([(self.pool.world(t.provenance["world_seed"]), t) for _, t, _, _ in valid])
         else:
             rates = [0.5] * len(valid)
-        batch_tokens: list[frozenset[str]] = []
+        t2 = time.perf_counter()
+        self.solver_seconds += t2 - t1
+        batch: list[tuple[tuple[Any, ...], frozenset[str]]] = []
         log_metric = kwargs.get("log_metric")
         for (i, task, off, proposal), p in zip(valid, rates):
             tokens = self._tokens(task.question)
-            duplicate = self._duplicate(tokens, batch_tokens) or self._duplicate(tokens, list(self.history))
-            batch_tokens.append(tokens)
+            key = (task.provenance.get("world_seed"), task.answer, frozenset(task.evidence))
+            duplicate = self._duplicate(key, tokens, batch) or self._duplicate(key, tokens, list(self.history))
+            batch.append((key, tokens))
             parts = {
                 "learnability": self.cfg.learnability_weight * learnability(p, self.cfg.learnability),
                 "diversity": -self.cfg.diversity_weight if duplicate else 0.0,
@@ -162,9 +177,10 @@ class GeneratorReward:
                 for name, value in parts.items():
                     log_metric(f"generator/{name}", value)
                 log_metric("generator/solve_rate", p)
-        self.history.extend(batch_tokens)
+        self.history.extend(batch)
         if log_metric is not None:
             log_metric("generator/valid_rate", len(valid) / max(1, len(completions)))
+        self.seconds += (t1 - t0) + (time.perf_counter() - t2)
         return [float(r) for r in rewards]  # type: ignore[arg-type]
 
 

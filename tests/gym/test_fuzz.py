@@ -1,0 +1,156 @@
+"""Property-based fuzzing (hypothesis): env actions, parsers, config and task loaders.
+
+Budgets are sized for CI; set OSINT_FUZZ_EXAMPLES (e.g. 5000) for a local soak run.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+
+import gymnasium as gym
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from osint_gym.actions import parse_action
+from osint_gym.errors import ConfigError, LoaderError, TaskError
+from osint_gym.proposals import parse_proposal, validate_proposal
+from osint_gym.reward import RewardConfig
+from osint_gym.single_turn import parse_answer
+from osint_gym.tasks import Task
+from osint_gym.world import WorldConfig
+from osint_gym.world.loaders import load_metaqa_kb, load_metaqa_qa, load_tsv
+
+EXAMPLES = int(os.environ.get("OSINT_FUZZ_EXAMPLES", "150"))
+PARSE_BOUND_S = 0.25  # one parse of any input, however hostile
+FUZZ = settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck))
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=True) | st.text(max_size=40),
+    lambda children: st.lists(children, max_size=5) | st.dictionaries(st.text(max_size=12), children, max_size=5),
+    max_leaves=30,
+)
+tool_names = st.sampled_from(["get_profile", "search_posts", "get_connections", "answer", "add_edge", "search_people", "nope"])
+call_like = st.fixed_dictionaries({"tool": tool_names, "args": json_values}) | st.fixed_dictionaries(
+    {"name": tool_names, "arguments": json_values | st.text(max_size=60)})
+actions = (
+    st.text(max_size=400)
+    | json_values.map(json.dumps)
+    | call_like.map(json.dumps)
+    | st.lists(call_like, max_size=6).map(lambda cs: json.dumps({"tool_calls": cs}))
+    | call_like.map(lambda c: f"<tool_call>{json.dumps(c)}</tool_call>")
+    | st.text(max_size=200).map(lambda t: t + json.dumps({"answer": t}))
+    | st.integers(1, 6000).map(lambda n: "[" * n + "]" * n)
+    | st.integers(1, 3000).map(lambda n: '{"a":' * n + "1" + "}" * n)
+    | st.integers(1000, 40_000).map(lambda n: "x" * n)
+    | st.text(alphabet=st.characters(min_codepoint=0x80, max_codepoint=0x10FFFF, blacklist_categories=("Cs",)), max_size=300)
+)
+
+
+@pytest.fixture(scope="module")
+def env():
+    e = gym.make("OSINT-v0")
+    e.reset(seed=0)
+    return e
+
+
+@FUZZ
+@given(action=actions | json_values | call_like)
+def test_env_step_never_raises_and_stays_in_its_spaces(env, action):
+    obs, reward, terminated, truncated, info = env.step(action)
+    assert env.observation_space.contains(obs)
+    assert isinstance(reward, float) and -0.3 <= reward <= 1.5
+    if terminated or truncated:
+        env.reset(seed=1)
+
+
+@FUZZ
+@given(action=actions)
+def test_action_parsing_is_bounded_in_time(action):
+    t0 = time.perf_counter()
+    parsed = parse_action(action)
+    assert time.perf_counter() - t0 < PARSE_BOUND_S
+    assert parsed.ok or parsed.error
+
+
+@FUZZ
+@given(text=actions)
+def test_answer_and_proposal_parsers_return_typed_results(text):
+    t0 = time.perf_counter()
+    a = parse_answer(text)
+    p = parse_proposal(text)
+    assert time.perf_counter() - t0 < PARSE_BOUND_S
+    assert a.answer is None or isinstance(a.answer, (str, list))
+    assert isinstance(p, str) or p.question
+
+
+@FUZZ
+@given(q=st.text(max_size=200), a=st.text(max_size=30), e=st.lists(st.tuples(st.text(max_size=12), st.text(max_size=12), st.text(max_size=12)), max_size=6))
+def test_proposal_validation_never_raises(q, a, e):
+    from osint_gym.world.cache import cached_world
+
+    world = cached_world(WorldConfig(), 0)
+    text = f"Q: {q}\nA: {a}\nE: " + "; ".join(" ".join(x) for x in e)
+    verdict, task = validate_proposal(world, parse_proposal(text))
+    assert (task is None) != verdict.ok
+
+
+@FUZZ
+@given(data=st.dictionaries(st.sampled_from(["n_people", "decoy_rate", "noise_level", "alias_density", "bogus", "n_peple"]), json_values, max_size=4))
+def test_world_config_loader_accepts_or_names_the_problem(data):
+    try:
+        cfg = WorldConfig.from_dict(data)
+    except ConfigError as exc:
+        assert str(exc)
+    else:
+        assert isinstance(cfg, WorldConfig)
+
+
+@FUZZ
+@given(data=st.dictionaries(st.sampled_from(["correct", "evidence_weight", "penalty_cap", "nope"]), json_values, max_size=3))
+def test_reward_config_loader_accepts_or_names_the_problem(data):
+    try:
+        RewardConfig.from_dict(data)
+    except ConfigError as exc:
+        assert str(exc)
+
+
+@FUZZ
+@given(row=json_values)
+def test_task_rows_load_or_fail_with_task_error(row):
+    try:
+        task = Task.from_dict(row)
+    except TaskError as exc:
+        assert str(exc)
+    else:
+        assert task.answers and task.question
+
+
+@FUZZ
+@given(content=st.text(max_size=600) | st.lists(st.tuples(st.text(max_size=20), st.text(max_size=10), st.text(max_size=20)), max_size=20).map(
+    lambda ts: "\n".join("|".join(t) for t in ts)))
+def test_graph_and_qa_loaders_load_or_fail_with_loader_error(tmp_path_factory, content):
+    folder = tmp_path_factory.mktemp("fuzz")
+    for name, loader in (("kb.txt", load_metaqa_kb), ("g.tsv", load_tsv)):
+        path = folder / name
+        path.write_text(content, encoding="utf-8")
+        try:
+            world = loader(path)
+        except LoaderError as exc:
+            assert str(exc)
+        else:
+            assert len(world) > 0
+    try:
+        kb = load_metaqa_kb(folder / "kb.txt")
+    except LoaderError:
+        return
+    qa = folder / "qa.txt"
+    qa.write_text(content.replace("|", "\t", 1), encoding="utf-8")
+    try:
+        tasks, report = load_metaqa_qa(kb, qa, hops=1)
+    except LoaderError as exc:
+        assert str(exc)
+    else:
+        assert report.loaded == len(tasks)
