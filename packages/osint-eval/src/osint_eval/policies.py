@@ -142,7 +142,8 @@ class OraclePolicy(Policy):
         for item in batch:
             if item.context is not None:
                 result = run_oracle(item.world, item.task.query, 24, 4)
-                lines = [result.answer or "none"] + [f"{e.head} {e.relation} {e.tail}" for e in result.evidence]
+                # the single-turn format: cited evidence lines, then the answer on the last line
+                lines = [f"{e.head} {e.relation} {e.tail}" for e in result.evidence] + [result.answer or "none"]
                 out.append("\n".join(lines))
                 continue
             if item.turn == 0:

@@ -48,19 +48,25 @@ def _md_table(header: list[str], rows: list[list[str]]) -> str:
     return "\n".join(out)
 
 
-def _md_model_rows(models: dict[str, Any], key: str | None) -> list[list[str]]:
+def _model_rows(models: dict[str, Any], key: str | None) -> list[list[str]]:
+    """Raw table rows (the caller escapes for Markdown or HTML)."""
     rows = []
     for name, m in models.items():
         blocks = {"overall": m["summary"]["overall"]} if key is None else m["summary"][key]
         for group, b in blocks.items():
-            rows.append([_md_cell(name) + ("" if key is None else f" / {group}"), _pct(b["success"]), _num(b["reward"]),
+            rows.append([str(name) + ("" if key is None else f" / {group}"), _pct(b["success"]), _num(b["reward"]),
                          _num(b["evidence_f1"]), f"{b['steps']['mean']:.2f}", f"{b['tool_calls']['mean']:.2f}",
                          f"{100 * b['invalid_action_rate']:.1f}%", f"{100 * b['parse_failure_rate']:.1f}%"])
     return rows
 
 
+def _md_model_rows(models: dict[str, Any], key: str | None) -> list[list[str]]:
+    return [[_md_cell(c) for c in row] for row in _model_rows(models, key)]
+
+
 def _md_cell(text: str) -> str:
-    return str(text).replace("|", "\\|").replace("\n", " ")
+    """Safe inside a Markdown table: HTML escaped (Markdown renders raw HTML), pipes and newlines neutralised."""
+    return html.escape(str(text), quote=False).replace("|", "\\|").replace("\n", " ")
 
 
 def markdown(report: dict[str, Any]) -> str:
@@ -179,15 +185,15 @@ def render_html(report: dict[str, Any]) -> str:
         f"<h1>OSINT-v0 evaluation: {_e(report['title'])}</h1>",
         f"<p class=\"muted\">Tasks <code>{_e(report['tasks']['source'])}</code> (n = {report['tasks']['n']}), mode "
         f"<code>{_e(report['mode'])}</code>, seed {report['seed']}, git {_e(report.get('git_sha'))}.</p>",
-        "<h2>Summary</h2>", _html_table(header, _md_model_rows(report["models"], None), "summary"),
+        "<h2>Summary</h2>", _html_table(header, _model_rows(report["models"], None), "summary"),
     ]
     if report.get("comparisons"):
         rows = [[name, str(c["overall"]["n"]), _pct(c["overall"]["success_delta"]), _num(c["overall"]["reward_delta"]),
                  f"{c['overall']['mcnemar']['p_value']:.3g}"] for name, c in report["comparisons"].items() if c["overall"].get("n")]
         parts += ["<h2>Paired comparison</h2>", _html_table(["comparison", "n", "success delta [95% CI]", "reward delta [95% CI]", "McNemar p"], rows)]
     parts += ["<h2>Plots</h2>", f'<div class="plots"><div class="plot">{success_plot(report)}</div><div class="plot">{reward_plot(report)}</div></div>',
-              "<h2>By difficulty</h2>", _html_table(header, _md_model_rows(report["models"], "by_difficulty")),
-              "<h2>By family</h2>", _html_table(header, _md_model_rows(report["models"], "by_family")),
+              "<h2>By difficulty</h2>", _html_table(header, _model_rows(report["models"], "by_difficulty")),
+              "<h2>By family</h2>", _html_table(header, _model_rows(report["models"], "by_family")),
               "<h2>Episode explorer</h2>"]
     for name, episodes in report["episodes"].items():
         shown = episodes[:MAX_EXPLORER_EPISODES]

@@ -135,7 +135,10 @@ class OSINTEnv(gym.Env[str, str]):
 
     # ------------------------------------------------------------------ helpers
     def _check_task(self, task: Task) -> None:
-        verdict = verify_task(self.world, task, max_steps=self.max_steps, max_parallel_calls=self.max_parallel_calls)
+        # Given tasks are verified against the standard budget: an env run with a tighter budget
+        # (a harder evaluation) may truncate them, but they stay valid tasks.
+        verdict = verify_task(self.world, task, max_steps=max(self.max_steps, DEFAULT_MAX_STEPS),
+                              max_parallel_calls=self.max_parallel_calls)
         if not verdict.ok:
             raise TaskError(f"task {task.task_id!r} is not valid in this world: {verdict.reason.value}: {verdict.detail}")
 
