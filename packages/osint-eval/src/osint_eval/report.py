@@ -97,6 +97,9 @@ def markdown(report: dict[str, Any]) -> str:
 
 # ---------------------------------------------------------------------------- plots
 def _svg(fig: Any) -> str:
+    import matplotlib
+
+    matplotlib.rcParams["svg.hashsalt"] = "osint-eval"  # deterministic element ids: the same report, byte for byte
     buf = io.StringIO()
     fig.savefig(buf, format="svg", bbox_inches="tight", metadata={"Date": None})
     import matplotlib.pyplot as plt

@@ -48,7 +48,7 @@ def evaluate_run(run: SelfPlayRun, bases: dict[str, str], warm: dict[str, str], 
     pairs = [(b, c) for b, c in (("warm_start", "final"), ("untrained", "final"), ("random_guess", "warm_start"),
                                  ("random_guess", "final"), ("untrained", "warm_start")) if b in policies and c in policies]
     report = evaluate(policies, taskset, mode=a.mode, seed=cfg.seed, comparisons=pairs, config=cfg.to_dict(),
-                      title=f"osint-selfplay {run.root.name}", progress=False, **run_kwargs)
+                      title="osint-selfplay closing evaluation", progress=False, **run_kwargs)
     single_turn = None
     if multi and ev.single_turn_model:
         if Path(ev.single_turn_model).exists():
