@@ -7,7 +7,7 @@ import pytest
 
 from osint_eval.evaluate import evaluate
 from osint_eval.policies import OraclePolicy, Policy, RandomGuessPolicy
-from osint_eval.report import markdown, render_html, write_report
+from osint_eval.report import markdown, write_report
 from osint_eval.tasks import load_tasks
 
 HOSTILE = '</script><script>alert("x")</script><img src=x onerror=alert(1)>&amp;<b>bold</b>'

@@ -29,7 +29,7 @@ def test_random_guess_is_chance_level_and_sees_only_the_context(dev):
     results = run_single_turn(RandomGuessPolicy(0), dev.world, dev.tasks)
     rate = sum(r.correct for r in results) / len(results)
     assert 0.15 < rate < 0.7
-    for r, t in zip(results, dev.tasks):
+    for r in results:
         context = r.transcript[0]["observation"]
         assert r.submitted in context
     multi = run_multi_turn(RandomGuessPolicy(0), dev.world, dev.tasks)

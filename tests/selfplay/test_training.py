@@ -28,15 +28,17 @@ ROOT = Path(__file__).resolve().parents[2]
 
 @pytest.fixture(scope="module")
 def warm_model(tmp_path_factory, tiny_path):
-    """The tiny model after a short, high-learning-rate warm start on few demonstrations, so that
-    its samples differ in quality (GRPO needs reward variance to move parameters)."""
+    """The tiny model after a short, high-learning-rate warm start on a handful of demonstrations
+    (memorised, not learned), so that its samples differ in validity and correctness: GRPO needs
+    reward variance to move parameters."""
     out = tmp_path_factory.mktemp("warm")
-    cfg = load_config(None, micro_overrides(out, **{"warm_start.generator_examples": 24, "warm_start.answerer_examples": 24,
-                                                   "warm_start.epochs": 12, "warm_start.learning_rate": 5e-3}))
+    cfg = load_config(None, micro_overrides(out, **{"warm_start.generator_examples": 16, "warm_start.answerer_examples": 16,
+                                                   "warm_start.epochs": 40, "warm_start.learning_rate": 1e-2,
+                                                   "warm_start.warmup_steps": 5, "generator.prompts_per_round": 8}))
     pool = WorldPool(cfg.train_worlds, cfg.seed)
     rows = data.as_messages(data.sft_generator_rows(pool, cfg) + data.sft_answerer_rows(pool, cfg))
     phases.run_sft(tiny_path, rows, cfg, out, "shared", TINY)
-    return str(out / "final_model")
+    return str(out / "final_model"), cfg
 
 
 @pytest.mark.parametrize("mode", ["full", "lora"])
@@ -46,18 +48,21 @@ def test_generator_and_answerer_phases_change_parameters(tmp_path, warm_model, m
 
     from osint_selfplay.solver import SolverSampler
 
+    model, warm_cfg = warm_model
     cfg = load_config(None, micro_overrides(tmp_path, tuning_mode=f"'{mode}'", **{"grpo_generator.max_steps": 2,
-                      "grpo_answerer.max_steps": 2, "grpo_generator.temperature": 1.5, "grpo_answerer.temperature": 1.5,
-                      "lora.r": 8, "grpo_generator.learning_rate": 5e-3, "grpo_answerer.learning_rate": 5e-3}))
+                      "grpo_answerer.max_steps": 2, "grpo_generator.temperature": 1.2, "grpo_answerer.temperature": 1.2,
+                      "lora.r": 8, "grpo_generator.learning_rate": 5e-3, "grpo_answerer.learning_rate": 5e-3,
+                      "grpo_generator.max_completion_length": 48}))
     pool = WorldPool(cfg.train_worlds, cfg.seed)
-    solver = SolverSampler(warm_model, k=2, temperature=1.0, context_mode="triples", n_distractors=6, seed=0)
+    solver = SolverSampler(model, k=2, temperature=1.0, context_mode="triples", n_distractors=6, seed=0)
     gen_reward = GeneratorReward(pool, cfg.generator, solver)
-    gm = phases.run_grpo(warm_model, data.generator_rows(pool, cfg, 0), gen_reward, cfg.grpo_generator, cfg,
-                         tmp_path / "gen", "generator", TINY, 1)
-    rows, _ = data.mix_answerer_rows(pool, cfg, [], 0)
-    am = phases.run_grpo(warm_model, rows, AnswererReward(cfg.grpo_answerer.num_generations), cfg.grpo_answerer, cfg,
+    # the offers the warm start memorised: some samples reproduce them, some do not
+    gen_rows = data.offer_rows(pool, cfg, 20_000_000, 8)
+    gm = phases.run_grpo(model, gen_rows, gen_reward, cfg.grpo_generator, cfg, tmp_path / "gen", "generator", TINY, 1)
+    ans_rows = [data.answerer_row(w, t, cfg, "seed") for w, t in data.seed_tasks(pool, cfg, 8, offset=10_000_000)]
+    am = phases.run_grpo(model, ans_rows, AnswererReward(cfg.grpo_answerer.num_generations), cfg.grpo_answerer, cfg,
                          tmp_path / "ans", "answerer", TINY, 2)
-    base = AutoModelForCausalLM.from_pretrained(warm_model)
+    base = AutoModelForCausalLM.from_pretrained(model)
     for metrics, folder in ((gm, tmp_path / "gen"), (am, tmp_path / "ans")):
         assert metrics["health"]["parameters_changed"] > 0, metrics
         assert metrics["steps"] == 2 and metrics["reward_first"] is not None

@@ -24,10 +24,10 @@ from typing import Any
 from osint_eval.errors import EvalError
 
 TINY_PREFIX = "tiny:"
-CORPUS_VERSION = "7"  # bump when the tokenizer corpus changes, to invalidate caches
+CORPUS_VERSION = "8"  # bump when the tokenizer corpus changes, to invalidate caches
 # Every entity id of a default-sized world gets a token of its own: a model then copies an answer
 # from its context as one token instead of spelling it (ids beyond these ranges still tokenize, by BPE).
-ID_TOKENS = {"person": 300, "account": 600, "org": 40, "loc": 20, "event": 60, "thread": 80, "post": 1400}
+ID_TOKENS = {"person": 300, "account": 600, "org": 40, "loc": 20, "event": 60, "thread": 80}
 SPECIAL_TOKENS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
 # Keeps ids such as " person_12" whole (with their leading space) instead of GPT-2's person/_/12.
 PRETOKENIZE_PATTERN = r" ?[A-Za-z0-9_]+| ?[^\sA-Za-z0-9_]+|\s+"

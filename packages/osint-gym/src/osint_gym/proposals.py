@@ -131,11 +131,24 @@ def make_offer(world: World, seed: int, index: int, *, mode: str = "fixed", max_
     raise ConfigError(f"no offer found at index {index} after {max_attempts} attempts")
 
 
+def walk_text(offer: Offer) -> str:
+    """The offered path in walking order from its start, e.g.
+    ``thread_1 <authored< account_55 >alias_of> person_33``: the answer is its last entity."""
+    chain = _chain_query(offer.start, offer.path)
+    if chain is None:
+        raise ConfigError(f"offer {offer.offer_id!r}: its path is not a chain from its start")
+    query, path = chain
+    parts = [path[0]]
+    for hop, node in zip(query.hops, path[1:]):
+        parts.append(f">{hop.relation}>" if hop.direction is Direction.OUT else f"<{hop.relation}<")
+        parts.append(node)
+    return " ".join(parts)
+
+
 def generator_messages(world: World, offer: Offer) -> list[dict[str, str]]:
     """The chat prompt of the generator for an offer."""
     if offer.mode == "fixed":
-        lines = "; ".join(f"{e.head} {e.relation} {e.tail}" for e in offer.path)
-        user = f"Path: {lines}\nStart: {world.surface(offer.start)} = {offer.start}"
+        user = f"Path: {walk_text(offer)}\nStart: {world.surface(offer.start)} = {offer.start}"
     else:  # the generator picks the start and the path itself
         lines = "; ".join(f"{e.head} {e.relation} {e.tail}" for e in offer.context)
         names = "; ".join(f"{n} = {world.surface(n)}" for n in dict.fromkeys(x for e in offer.context for x in (e.head, e.tail))
