@@ -54,7 +54,7 @@ def test_generator_and_answerer_phases_change_parameters(tmp_path, warm_model, m
                       "lora.r": 8, "grpo_generator.learning_rate": 5e-3, "grpo_answerer.learning_rate": 5e-3,
                       "grpo_generator.max_completion_length": 48}))
     pool = WorldPool(cfg.train_worlds, cfg.seed)
-    solver = SolverSampler(model, k=2, temperature=1.0, context_mode="triples", n_distractors=6, seed=0)
+    solver = SolverSampler(model, k=2, temperature=1.0, context_mode="triples", n_distractors=6, seed=0, max_new_tokens=12)
     gen_reward = GeneratorReward(pool, cfg.generator, solver)
     # the offers the warm start memorised: some samples reproduce them, some do not
     gen_rows = data.offer_rows(pool, cfg, 20_000_000, 8)

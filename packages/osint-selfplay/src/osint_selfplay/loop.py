@@ -148,7 +148,8 @@ class SelfPlayRun:
 
                 solver = SolverSampler(current["answerer"], k=cfg.generator.solver_samples,
                                        temperature=cfg.generator.solver_temperature, context_mode=cfg.answerer.context_mode,
-                                       n_distractors=cfg.answerer.n_distractors, seed=cfg.seed + r)
+                                       n_distractors=cfg.answerer.n_distractors, seed=cfg.seed + r,
+                                       max_new_tokens=cfg.grpo_answerer.max_completion_length)
             reward = GeneratorReward(self.pool, cfg.generator, solver)
             metrics = phases.run_grpo(current["generator"], rows, reward, cfg.grpo_generator, cfg, out, "generator",
                                       cfg.model.generator, cfg.seed + 1000 * r + 1)
@@ -204,7 +205,8 @@ class SelfPlayRun:
         from osint_selfplay.solver import SolverSampler
 
         solver = SolverSampler(answerer, k=1, temperature=0.0, context_mode=self.cfg.answerer.context_mode,
-                               n_distractors=self.cfg.answerer.n_distractors, seed=self.cfg.seed)
+                               n_distractors=self.cfg.answerer.n_distractors, seed=self.cfg.seed,
+                               max_new_tokens=self.cfg.grpo_answerer.max_completion_length)
         rates = solver.solve_rates([(self.pool.world(t.provenance["world_seed"]), t) for t in tasks])
         return sum(rates) / len(rates)
 

@@ -13,7 +13,7 @@ class SolverSampler:
     """Samples a frozen answerer checkpoint k times per task and returns solve rates."""
 
     def __init__(self, model_dir: str, *, k: int, temperature: float, context_mode: str,
-                 n_distractors: int, seed: int, batch_size: int = 64, max_new_tokens: int = 8) -> None:
+                 n_distractors: int, seed: int, max_new_tokens: int, batch_size: int = 64) -> None:
         from osint_eval.policies import HFPolicy
 
         self.policy = HFPolicy(model_dir, batch_size=batch_size, max_new_tokens=max_new_tokens, temperature=temperature, seed=seed)
