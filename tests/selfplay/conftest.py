@@ -33,3 +33,40 @@ def micro_overrides(out_dir, **extra):
     }
     base.update({k: v for k, v in extra.items()})
     return [f"{k}={v}" for k, v in base.items()]
+
+
+TIMING_KEYS = ("wall_seconds", "seconds", "started", "solver_seconds", "reward_seconds")
+
+
+def artifact_digests(root):
+    """Every artifact of a run as file -> sha256, with wall-clock fields dropped and the run's own
+    folder written as <root> (so that two runs in different folders compare equal)."""
+    import hashlib
+    import json
+    from pathlib import Path
+
+    root = Path(root)
+
+    def drop(o):
+        if isinstance(o, dict):
+            for k in TIMING_KEYS:
+                o.pop(k, None)
+            o.pop("git_sha", None)
+            for v in o.values():
+                drop(v)
+        elif isinstance(o, list):
+            for v in o:
+                drop(v)
+
+    out = {}
+    for p in sorted(root.rglob("*")):
+        if not p.is_file() or "wandb" in p.parts:
+            continue
+        if p.suffix == ".json":
+            content = json.loads(p.read_text())
+            drop(content)
+            blob = json.dumps(content, sort_keys=True, default=str).replace(str(root), "<root>").encode()
+        else:
+            blob = p.read_bytes().replace(str(root).encode(), b"<root>")
+        out[str(p.relative_to(root))] = hashlib.sha256(blob).hexdigest()
+    return out

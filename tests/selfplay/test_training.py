@@ -21,7 +21,7 @@ from osint_selfplay.loop import SelfPlayRun
 from osint_selfplay.rewards import AnswererReward, GeneratorReward
 from osint_selfplay.worlds import WorldPool
 
-from .conftest import TINY, micro_overrides
+from .conftest import TINY, artifact_digests, micro_overrides
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -81,36 +81,6 @@ RUN_MATRIX = [("generator_answerer", "dual"), ("generator_answerer", "shared"),
               ("answerer_generator_answerer", "dual"), ("answerer_generator_answerer", "shared")]
 
 
-def _artifacts(root: Path) -> dict[str, str]:
-    """Every artifact of a run, minus wall-clock fields, as file -> content digest."""
-    import hashlib
-
-    out = {}
-    for p in sorted(root.rglob("*")):
-        if not p.is_file() or "wandb" in p.parts:
-            continue
-        rel = str(p.relative_to(root))
-        if p.suffix == ".json":
-            content = json.loads(p.read_text())
-            for key in ("wall_seconds", "seconds", "started"):
-                _drop(content, key)
-            blob = json.dumps(content, sort_keys=True).encode()
-        else:
-            blob = p.read_bytes()
-        out[rel] = hashlib.sha256(blob).hexdigest()
-    return out
-
-
-def _drop(obj, key):
-    if isinstance(obj, dict):
-        obj.pop(key, None)
-        for v in obj.values():
-            _drop(v, key)
-    elif isinstance(obj, list):
-        for v in obj:
-            _drop(v, key)
-
-
 @pytest.mark.parametrize(("schedule", "topology"), RUN_MATRIX)
 def test_dry_run_materialises_every_artifact(tmp_path, tiny_path, schedule, topology):
     cfg = load_config(None, micro_overrides(tmp_path / "run", phase_schedule=f"'{schedule}'", model_topology=f"'{topology}'",
@@ -156,9 +126,9 @@ def test_existing_output_dir_needs_resume_and_same_config(tmp_path, tiny_path):
     with pytest.raises(ConfigError, match=r"different config .* \(differs in: rounds\)"):
         SelfPlayRun(load_config(None, overrides + ["rounds=2"]), resume=True)
     # resuming a finished run redoes nothing
-    before = _artifacts(tmp_path / "run")
+    before = artifact_digests(tmp_path / "run")
     SelfPlayRun(load_config(None, overrides), resume=True).run()
-    assert _artifacts(tmp_path / "run") == before
+    assert artifact_digests(tmp_path / "run") == before
 
 
 def _cli(args, env=None, **kw):
@@ -172,18 +142,24 @@ def test_resume_after_sigkill_reproduces_an_uninterrupted_run(tmp_path, tiny_pat
 
     reference = _cli(args(tmp_path / "ref"))
     assert reference.wait(timeout=600) == 0, reference.stdout.read()
-    # between phases, in the middle of a phase (its first artifact is written), after the sampling phase
-    for point in ("warm_start_generator.done.json", "round_000/generator/prompts.jsonl", "round_000/sample.done.json"):
-        out = tmp_path / f"killed-{point.replace('/', '_')}"
+    # between phases; in the middle of a phase (its first artifact written); while an artifact is being
+    # written (a model folder under its temporary name); after the sampling phase
+    points = {"between-phases": lambda out: (out / "warm_start_generator.done.json").exists(),
+              "mid-phase": lambda out: (out / "round_000/generator/prompts.jsonl").exists(),
+              "while-writing": lambda out: any(p.name.startswith(".final_model.") for p in out.rglob(".final_model.*")),
+              "after-sampling": lambda out: (out / "round_000/sample.done.json").exists()}
+    for name, reached in points.items():
+        out = tmp_path / f"killed-{name}"
         proc = _cli(args(out))
         deadline = time.time() + 600
-        while not (out / point).exists() and proc.poll() is None and time.time() < deadline:
-            time.sleep(0.05)
+        while not (out.exists() and reached(out)) and proc.poll() is None and time.time() < deadline:
+            time.sleep(0.005)
+        assert proc.poll() is None, f"the run ended before the kill point {name!r}"
         proc.send_signal(signal.SIGKILL)
         proc.wait()
         resumed = _cli(args(out) + ["--resume"])
         assert resumed.wait(timeout=600) == 0, resumed.stdout.read()
-        assert _artifacts(out) == _artifacts(tmp_path / "ref"), point
+        assert artifact_digests(out) == artifact_digests(tmp_path / "ref"), name
         assert not [p for p in out.rglob(".*") if p.name != ".gitignore"]  # no temporary leftovers
 
 

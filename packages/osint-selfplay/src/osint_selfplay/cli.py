@@ -16,8 +16,8 @@ def _parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True)
     t = sub.add_parser("train", help="run self-play rounds from a TOML config")
     t.add_argument("--config", help="TOML run config (defaults: the built-in tiny CPU run)")
-    t.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
-                   help="override a config value, e.g. --set rounds=3 --set grpo_answerer.max_steps=10 (repeatable)")
+    t.add_argument("--set", dest="overrides", action="extend", nargs="+", default=[], metavar="KEY=VALUE",
+                   help="override config values (TOML syntax), e.g. --set rounds=3 grpo_answerer.max_steps=10 (repeatable)")
     t.add_argument("--resume", action="store_true", help="continue the run in output_dir from its first unfinished phase")
     t.add_argument("--dry-run", action="store_true", help="materialise every dataset and artifact, skip gradient updates")
     g = sub.add_parser("generate", help="sample task proposals from a generator checkpoint and validate them")
