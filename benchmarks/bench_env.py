@@ -29,8 +29,8 @@ def main() -> None:
 
     builds = [bench.world_build(n) for n in sizes]
     for b in builds:
-        print(f"world {b['n_people']:>7} people: {b['seconds']:7.2f} s, peak RSS {b['peak_mib']:7.0f} MiB "
-              f"(interpreter+imports {b['baseline_mib']:.0f} MiB), {b['nodes']} nodes, {b['edges']} edges")
+        print(f"world {b['n_people']:>7} people: {b['seconds']:7.2f} s, build memory {b['build_mib']:7.0f} MiB "
+              f"(peak RSS {b['peak_mib']:.0f} MiB), {b['nodes']} nodes, {b['edges']} edges")
     if len(builds) >= 2:
         a, z = builds[0], builds[-1]
         exponent = math.log(z["seconds"] / a["seconds"]) / math.log(z["n_people"] / a["n_people"])

@@ -41,8 +41,8 @@ def benchmark_summary(steps: int = 2000) -> str:
     ]
     for n in (1_000, 10_000):
         b = bench.world_build(n)
-        lines.append(f"world build, {n:>6} people: {b['seconds']:.2f} s, peak RSS {b['peak_mib']:.0f} MiB "
-                     f"(process baseline {b['baseline_mib']:.0f} MiB), {b['nodes']} nodes / {b['edges']} edges")
+        lines.append(f"world build, {n:>6} people: {b['seconds']:.2f} s, {b['build_mib']:.0f} MiB for the build "
+                     f"(peak RSS {b['peak_mib']:.0f} MiB), {b['nodes']} nodes / {b['edges']} edges")
     t = bench.task_rate(300)
     lines.append(f"verified unique tasks: {t['tasks_per_s']:.0f} tasks/s ({t['tasks']} tasks, {t['rejected']} candidates rejected)")
     return "\n".join(lines)

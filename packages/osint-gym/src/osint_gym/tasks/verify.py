@@ -7,9 +7,6 @@ its answer(s), and the tool-only oracle reaches the answer within the step budge
 
 from __future__ import annotations
 
-import re
-from functools import lru_cache
-
 from osint_gym.tasks.oracle import run_oracle
 from osint_gym.tasks.task import FailureReason, Task, Verdict
 from osint_gym.world.graph import World
@@ -20,16 +17,33 @@ MAX_QUESTION_CHARS = 400
 MAX_HOPS = 5
 
 
-@lru_cache(maxsize=65536)
-def _phrase_pattern(phrase: str) -> re.Pattern[str]:
-    # Word boundaries that treat '_', '.', '@' and digits as part of a word, so that
-    # "person_1" is not found inside "person_12" nor "@ann" inside "@ann.lee".
-    return re.compile(r"(?<![\w@.])" + re.escape(phrase) + r"(?![\w]|\.\w)", re.IGNORECASE)
+def _is_word(ch: str) -> bool:
+    return ch.isalnum() or ch == "_"
 
 
 def mentions(text: str, phrase: str) -> bool:
-    """Whether ``phrase`` occurs in ``text`` as a whole word (case-insensitive)."""
-    return bool(phrase) and _phrase_pattern(phrase).search(text) is not None
+    """Whether ``phrase`` occurs in ``text`` as a whole word (case-insensitive).
+
+    Word boundaries treat '_', digits, '@' and '.' inside a word as part of it, so "person_1" is not
+    found in "person_12" nor "@ann" in "@ann.lee". A plain scan with str.find rather than a regex:
+    verification checks thousands of distinct phrases, and compiling a pattern for each cost more
+    than the search itself.
+    """
+    if not phrase:
+        return False
+    low, needle = text.lower(), phrase.lower()
+    start = low.find(needle)
+    while start != -1:
+        end = start + len(needle)
+        before = low[start - 1] if start else ""
+        after = low[end] if end < len(low) else ""
+        after2 = low[end + 1] if end + 1 < len(low) else ""
+        ok_before = not before or not (_is_word(before) or before in "@.")
+        ok_after = not after or not (_is_word(after) or (after == "." and _is_word(after2)))
+        if ok_before and ok_after:
+            return True
+        start = low.find(needle, start + 1)
+    return False
 
 
 def names_entity(world: World, text: str, entity_id: str) -> bool:
