@@ -9,7 +9,7 @@ from osint_gym.errors import LoaderError
 from osint_gym.tasks import run_oracle, verify_task
 from osint_gym.world.loaders import load_metaqa_kb, load_metaqa_qa, load_tsv
 
-EXCERPT = Path(__file__).resolve().parents[3] / "shared" / "data" / "metaqa-excerpt" / "kb.txt"
+EXCERPT = Path(__file__).resolve().parents[1] / "data" / "metaqa-excerpt" / "kb.txt"  # real MetaQA lines, CC BY 3.0
 
 KB = """Kismet|directed_by|William Dieterle
 Kismet|starred_actors|Marlene Dietrich

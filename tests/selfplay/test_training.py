@@ -146,11 +146,12 @@ def test_resume_after_sigkill_reproduces_an_uninterrupted_run(tmp_path, tiny_pat
     # written (a model folder under its temporary name); after the sampling phase
     points = {"between-phases": lambda out: (out / "warm_start_generator.done.json").exists(),
               "mid-phase": lambda out: (out / "round_000/generator/prompts.jsonl").exists(),
-              "while-writing": lambda out: any(p.name.startswith(".final_model.") for p in out.rglob(".final_model.*")),
+              "while-writing": lambda out: any(out.rglob(".final_model.*")),
               "after-sampling": lambda out: (out / "round_000/sample.done.json").exists()}
     for name, reached in points.items():
         out = tmp_path / f"killed-{name}"
-        proc = _cli(args(out))
+        # hold each atomic write open for a moment, so that the kill lands inside one
+        proc = _cli(args(out), env={"OSINT_SELFPLAY_WRITE_PAUSE": "0.3"} if name == "while-writing" else None)
         deadline = time.time() + 600
         while not (out.exists() and reached(out)) and proc.poll() is None and time.time() < deadline:
             time.sleep(0.005)

@@ -11,12 +11,22 @@ from __future__ import annotations
 import json
 import os
 import platform
+import time
 import shutil
 import subprocess
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+
+def _fault_pause() -> None:
+    """Fault injection for the crash tests: ``OSINT_SELFPLAY_WRITE_PAUSE=<seconds>`` holds every
+    atomic write between "fully written under a temporary name" and "renamed into place", so a
+    test can kill the run exactly while it is writing an artifact."""
+    pause = os.environ.get("OSINT_SELFPLAY_WRITE_PAUSE")
+    if pause:
+        time.sleep(float(pause))
 
 
 def atomic_write_text(path: Path, text: str) -> None:
@@ -27,6 +37,7 @@ def atomic_write_text(path: Path, text: str) -> None:
             fh.write(text)
             fh.flush()
             os.fsync(fh.fileno())
+        _fault_pause()
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
@@ -51,6 +62,7 @@ def atomic_dir(path: Path, build: Callable[[Path], None]) -> None:
     tmp = Path(tempfile.mkdtemp(dir=path.parent, prefix=f".{path.name}."))
     try:
         build(tmp)
+        _fault_pause()
         if path.exists():
             old = path.with_name(f".{path.name}.old")
             shutil.rmtree(old, ignore_errors=True)
