@@ -95,8 +95,14 @@ def world_scaling(sizes: tuple[int, ...]) -> dict:
     mem = [math.log(max(1.0, b["build_mib"])) for b in builds]
     mm = sum(mem) / len(mem)
     mem_slope = sum((x - mx) * (y - mm) for x, y in zip(xs, mem)) / sum((x - mx) ** 2 for x in xs)
-    print(f"fitted scaling exponent (log-log least squares): time {slope:.2f}, build memory {mem_slope:.2f} (1.0 = linear)")
-    return {"builds": builds, "time_exponent": slope, "memory_exponent": mem_slope}
+    a, z = builds[-2], builds[-1]
+    span = math.log(z["n_people"] / a["n_people"])
+    top_time = math.log(z["seconds"] / a["seconds"]) / span
+    top_mem = math.log(z["build_mib"] / a["build_mib"]) / span
+    print(f"fitted scaling exponent (log-log least squares): time {slope:.2f}, build memory {mem_slope:.2f} (1.0 = linear); "
+          f"between the two largest worlds: time {top_time:.2f}, memory {top_mem:.2f} (small worlds carry a fixed overhead)")
+    return {"builds": builds, "time_exponent": slope, "memory_exponent": mem_slope, "top_time_exponent": top_time,
+            "top_memory_exponent": top_mem}
 
 
 def selfplay_overhead(run_dir: str | None, quick: bool) -> dict:
