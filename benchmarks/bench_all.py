@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import platform
 import random
@@ -18,6 +17,7 @@ import tempfile
 import time
 from pathlib import Path
 
+import numpy as np
 from osint_gym import bench
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -88,17 +88,13 @@ def world_scaling(sizes: tuple[int, ...]) -> dict:
     for b in builds:
         print(f"world {b['n_people']:>7} people: {b['seconds']:7.2f} s, build memory {b['build_mib']:7.0f} MiB "
               f"(peak RSS {b['peak_mib']:.0f} MiB, {b['baseline_mib']:.0f} MiB before the build), {b['nodes']} nodes, {b['edges']} edges")
-    xs = [math.log(b["n_people"]) for b in builds]
-    ys = [math.log(b["seconds"]) for b in builds]
-    mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
-    slope = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sum((x - mx) ** 2 for x in xs)
-    mem = [math.log(max(1.0, b["build_mib"])) for b in builds]
-    mm = sum(mem) / len(mem)
-    mem_slope = sum((x - mx) * (y - mm) for x, y in zip(xs, mem)) / sum((x - mx) ** 2 for x in xs)
-    a, z = builds[-2], builds[-1]
-    span = math.log(z["n_people"] / a["n_people"])
-    top_time = math.log(z["seconds"] / a["seconds"]) / span
-    top_mem = math.log(z["build_mib"] / a["build_mib"]) / span
+    log_n = np.log([b["n_people"] for b in builds])
+    log_s = np.log([b["seconds"] for b in builds])
+    log_m = np.log([max(1.0, b["build_mib"]) for b in builds])
+    slope = float(np.polyfit(log_n, log_s, 1)[0])  # log-log least squares: the scaling exponent
+    mem_slope = float(np.polyfit(log_n, log_m, 1)[0])
+    top_time = float((log_s[-1] - log_s[-2]) / (log_n[-1] - log_n[-2]))
+    top_mem = float((log_m[-1] - log_m[-2]) / (log_n[-1] - log_n[-2]))
     print(f"fitted scaling exponent (log-log least squares): time {slope:.2f}, build memory {mem_slope:.2f} (1.0 = linear); "
           f"between the two largest worlds: time {top_time:.2f}, memory {top_mem:.2f} (small worlds carry a fixed overhead)")
     return {"builds": builds, "time_exponent": slope, "memory_exponent": mem_slope, "top_time_exponent": top_time,
