@@ -70,7 +70,7 @@ def test_generator_and_answerer_phases_change_parameters(tmp_path, warm_model, m
         assert any("reward" in entry for entry in logs)
         trained = AutoModelForCausalLM.from_pretrained(folder / "final_model")  # a plain, loadable model (LoRA merged)
         assert not (folder / "final_model" / "adapter_config.json").exists()
-        diff = sum(float((a - b).abs().sum()) for a, b in zip(trained.parameters(), base.parameters()))
+        diff = sum(float((a - b).detach().abs().sum()) for a, b in zip(trained.parameters(), base.parameters()))
         assert diff > 0
         assert "base_model: tiny:64x2" in (folder / "final_model" / "README.md").read_text()
     assert sum(gen_reward.reasons.values()) == 2 * 8  # every proposal was validated

@@ -128,7 +128,7 @@ def parse_action(action: Any, max_chars: int = MAX_ACTION_CHARS) -> ParsedAction
         stripped = action.strip()
         if not stripped:
             return _fail("empty action")
-        tags = _TAG.findall(stripped)
+        tags = _TAG.findall(stripped) if "<tool_call>" in stripped else None
         if tags:
             calls: list[Call] = []
             for body in tags:

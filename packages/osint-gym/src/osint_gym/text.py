@@ -20,7 +20,8 @@ def _escape(match: re.Match[str]) -> str:
 
 def fit_text(text: str, max_chars: int) -> str:
     """``text`` with characters outside CHARSET escaped, cut to ``max_chars`` with a marker."""
-    text = _OUTSIDE.sub(_escape, text)
+    if not (text.isascii() and text.isprintable()):  # C-speed fast path for the common case (compact JSON)
+        text = _OUTSIDE.sub(_escape, text)
     if len(text) > max_chars:
         marker = f"...[truncated {len(text) - max_chars} chars]"
         text = text[: max(0, max_chars - len(marker))] + marker
