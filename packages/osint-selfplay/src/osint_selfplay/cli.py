@@ -15,7 +15,7 @@ def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="osint-selfplay", description="Adversarial generator/answerer self-play on OSINT-v0 with TRL GRPO.")
     sub = p.add_subparsers(dest="command", required=True)
     t = sub.add_parser("train", help="run self-play rounds from a TOML config")
-    t.add_argument("--config", help="TOML run config (defaults: the built-in tiny CPU run)")
+    t.add_argument("--config", help="TOML run config (without one: the built-in defaults, a smaller tiny-model CPU run; `hatch run train` uses configs/selfplay/tiny-cpu.toml)")
     t.add_argument("--set", dest="overrides", action="extend", nargs="+", default=[], metavar="KEY=VALUE",
                    help="override config values (TOML syntax), e.g. --set rounds=3 grpo_answerer.max_steps=10 (repeatable)")
     t.add_argument("--resume", action="store_true", help="continue the run in output_dir from its first unfinished phase")
