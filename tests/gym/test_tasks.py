@@ -188,3 +188,20 @@ def test_tasks_export_as_hf_dataset_rows(world):
 
     ds = to_hf_dataset(TaskSampler(world, 0).generate(5))
     assert ds.num_rows == 5 and "question" in ds.column_names
+
+
+def test_validate_sampled_counts_reasons_and_marks_repeats_as_duplicates(world):
+    from osint_gym import proposals
+
+    offers = [proposals.make_offer(world, 0, i) for i in range(3)]
+    gold = [proposals.gold_proposal(world, o) for o in offers]
+    completions = [gold[0], gold[1], gold[0], "no lines here", gold[2]]
+    batch = proposals.validate_sampled([world] * 5, offers[:2] + [offers[0], offers[1], offers[2]], completions,
+                                       max_hops=2, id_prefix="s-")
+    assert [t.task_id for t in batch.tasks] == ["s-0", "s-1", "s-4"]
+    assert batch.reasons == {"ok": 3, "duplicate": 1, "malformed": 1}
+    assert [r["reason"] for r in batch.records] == ["ok", "ok", "duplicate", "malformed", "ok"]
+    assert [r["offer_id"] for r in batch.records] == [offers[0].offer_id, offers[1].offer_id, offers[0].offer_id,
+                                                      offers[1].offer_id, offers[2].offer_id]
+    with pytest.raises(ValueError):  # one world and one offer per completion
+        proposals.validate_sampled([world], offers[:1], gold[:2], max_hops=2, id_prefix="s-")

@@ -79,18 +79,7 @@ def _from_generator(model: str, world_ref: str, n: int, seed: int, options: dict
     policy = HFPolicy(model, max_new_tokens=options.get("max_new_tokens", 128), temperature=options.get("temperature", 1.0), seed=seed)
     completions = policy.generate([proposals.generator_messages(w, o) for o in offers])
     policy.close()
-    reasons: Counter[str] = Counter()
-    tasks: list[Task] = []
-    seen: set[str] = set()
-    for i, (offer, c) in enumerate(zip(offers, completions)):
-        verdict, task = proposals.validate_proposal(w, proposals.parse_proposal(c), offer=offer, max_hops=max_hops,
-                                                    task_id=f"generated-{i}")
-        reason = verdict.reason.value
-        if task is not None and task.question in seen:
-            reason, task = "duplicate", None
-        reasons[reason] += 1
-        if task is not None:
-            seen.add(task.question)
-            tasks.append(task)
+    batch = proposals.validate_sampled([w] * len(offers), offers, completions, max_hops=max_hops, id_prefix="generated-")
+    tasks, reasons = batch.tasks, batch.reasons
     return TaskSet(f"{GENERATOR_PREFIX}{model}", w, tasks, world_ref,
                    proposals={"total": n, "valid": len(tasks), "reasons": dict(reasons)})

@@ -266,6 +266,37 @@ def validate_proposal(
     return verdict, (task if verdict.ok else None)
 
 
+@dataclass
+class SampledBatch:
+    """Sampled proposals after validation: the valid tasks, the count per reason, and one record
+    per completion (offer id, completion, reason, detail) in sampling order."""
+
+    tasks: list[Task]
+    reasons: dict[str, int]
+    records: list[dict[str, str]]
+
+
+def validate_sampled(
+    worlds: list[World], offers: list[Offer], completions: list[str], *, max_hops: int, id_prefix: str
+) -> SampledBatch:
+    """Validate sampled completions in order (world ``i`` is offer ``i``'s); a valid task whose
+    question repeats an earlier valid one counts as a ``duplicate``."""
+    batch = SampledBatch([], {}, [])
+    seen: set[str] = set()
+    for i, (world, offer, completion) in enumerate(zip(worlds, offers, completions, strict=True)):
+        verdict, task = validate_proposal(world, parse_proposal(completion), offer=offer, max_hops=max_hops,
+                                          task_id=f"{id_prefix}{i}")
+        reason = verdict.reason.value
+        if task is not None and task.question in seen:
+            reason, task = FailureReason.DUPLICATE.value, None
+        batch.reasons[reason] = batch.reasons.get(reason, 0) + 1
+        batch.records.append({"offer_id": offer.offer_id, "completion": completion, "reason": reason, "detail": verdict.detail})
+        if task is not None:
+            seen.add(task.question)
+            batch.tasks.append(task)
+    return batch
+
+
 def grounding(offer: Offer, proposal: Proposal) -> float:
     """Share of the proposal's evidence edges that the offer showed (measured, not claimed); a
     ``fixed`` proposal that leaves the evidence to the offer is grounded by construction."""

@@ -47,8 +47,6 @@ def _train(args: argparse.Namespace) -> int:
 
 
 def _generate(args: argparse.Namespace) -> int:
-    from collections import Counter
-
     from osint_gym import proposals
     from osint_gym.benchmark import benchmark_world
     from osint_gym.tasks import save_jsonl
@@ -62,18 +60,8 @@ def _generate(args: argparse.Namespace) -> int:
     offers = [proposals.make_offer(world, args.seed, 30_000_000 + i, mode=args.mode, max_hops=args.max_hops) for i in range(args.n)]
     completions = sample_completions(args.model, [proposals.generator_messages(world, o) for o in offers],
                                      temperature=args.temperature, seed=args.seed, max_new_tokens=128)
-    reasons: Counter[str] = Counter()
-    tasks, seen = [], set()
-    for i, (offer, c) in enumerate(zip(offers, completions)):
-        verdict, task = proposals.validate_proposal(world, proposals.parse_proposal(c), offer=offer, max_hops=args.max_hops,
-                                                    task_id=f"gen-{i}")
-        reason = verdict.reason.value
-        if task is not None and task.question in seen:
-            reason, task = "duplicate", None
-        reasons[reason] += 1
-        if task is not None:
-            seen.add(task.question)
-            tasks.append(task)
+    batch = proposals.validate_sampled([world] * len(offers), offers, completions, max_hops=args.max_hops, id_prefix="gen-")
+    tasks, reasons = batch.tasks, batch.reasons
     save_jsonl(tasks, args.out)
     print(f"valid: {len(tasks)}/{args.n} ({len(tasks) / args.n:.1%}); reasons: {json.dumps(dict(sorted(reasons.items())))}")
     print(f"wrote {len(tasks)} tasks to {args.out}")

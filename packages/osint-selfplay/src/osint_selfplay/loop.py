@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from osint_gym.proposals import Offer, generator_messages, parse_proposal, validate_proposal
+from osint_gym.proposals import Offer, generator_messages, validate_sampled
 from osint_gym.tasks import Task
 
 from osint_selfplay import data, phases
@@ -177,18 +177,8 @@ class SelfPlayRun:
                 current["generator"], [generator_messages(w, o) for w, o in zip(worlds, offers)],
                 temperature=cfg.generator.sample_temperature, seed=cfg.seed + 1000 * r + 2,
                 max_new_tokens=cfg.grpo_generator.max_completion_length)
-            records, tasks, reasons, seen = [], [], {}, set()
-            for i, (world, offer, completion) in enumerate(zip(worlds, offers, completions)):
-                verdict, task = validate_proposal(world, parse_proposal(completion), offer=offer, max_hops=cfg.generator.max_hops,
-                                                  task_id=f"gen-r{r}-{i}")
-                reason = verdict.reason.value
-                if task is not None and task.question in seen:
-                    reason, task = "duplicate", None
-                reasons[reason] = reasons.get(reason, 0) + 1
-                records.append({"offer_id": offer.offer_id, "completion": completion, "reason": reason, "detail": verdict.detail})
-                if task is not None:
-                    seen.add(task.question)
-                    tasks.append(task)
+            batch = validate_sampled(worlds, offers, completions, max_hops=cfg.generator.max_hops, id_prefix=f"gen-r{r}-")
+            tasks, reasons, records = batch.tasks, batch.reasons, batch.records
             solve = self._greedy_solve_rate(current["answerer"], tasks)
             atomic_write_jsonl(out / "proposals.jsonl", records)
             atomic_write_jsonl(out / "tasks.jsonl", [t.to_dict() for t in tasks])
