@@ -147,3 +147,12 @@ def test_shipped_world_configs_load(tmp_path):
         WorldConfig.from_toml(str(bad))
     with pytest.raises(ConfigError, match="cannot read world config"):
         WorldConfig.from_toml(str(tmp_path / "missing.toml"))
+
+
+def test_incident_edges_are_the_canonical_edges_touching_an_entity(world):
+    from osint_gym.schema import canonical_edge
+
+    for eid in ("person_3", "account_10", "org_2"):
+        expected = {canonical_edge(e) for e in world.edges() if eid in (e.head, e.tail)}
+        got = list(world.incident_edges(eid))
+        assert set(got) == expected and len(got) == len(expected)  # symmetric relations appear once

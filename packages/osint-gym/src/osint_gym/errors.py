@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 
 class OSINTGymError(Exception):
     """Base class of every error osint-gym raises on purpose."""
@@ -33,3 +35,16 @@ def unknown_key_message(key: object, known: list[str], where: str) -> str:
     close = difflib.get_close_matches(str(key), known, n=1, cutoff=0.5)
     hint = f"; did you mean {close[0]!r}?" if close else f"; known keys: {', '.join(known)}"
     return f"unknown {where} key {key!r}{hint}"
+
+
+def read_toml(path: str, what: str = "config") -> dict[str, Any]:
+    """A TOML file as a dict, or a `ConfigError` that names the file: shared by every config loader."""
+    import tomllib
+
+    try:
+        with open(path, "rb") as fh:
+            return tomllib.load(fh)
+    except OSError as exc:
+        raise ConfigError(f"cannot read {what} {path!r}: {exc.strerror}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: invalid TOML ({exc})") from None

@@ -119,8 +119,7 @@ def make_offer(world: World, seed: int, index: int, *, mode: str = "fixed", max_
         if mode == "generate":
             around: dict[Edge, None] = {}
             for node in path:
-                for rel, direction, other in world.relations_of(node):
-                    edge = canonical_edge(Edge(node, rel, other) if direction == "out" else Edge(other, rel, node))
+                for edge in world.incident_edges(node):
                     if edge not in edges:
                         around[edge] = None
             extra = list(around)

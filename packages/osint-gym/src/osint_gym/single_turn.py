@@ -45,8 +45,7 @@ def _distractor_edges(world: World, task: Task, rng: random.Random, n: int) -> l
     gold = {canonical_edge(e) for e in task.evidence}
     around: dict[Edge, None] = {}
     for node in dict.fromkeys(n for e in task.evidence for n in (e.head, e.tail)):
-        for rel, direction, other in world.relations_of(node):
-            edge = canonical_edge(Edge(node, rel, other) if direction == "out" else Edge(other, rel, node))
+        for edge in world.incident_edges(node):
             if edge not in gold:
                 around[edge] = None
     pool = list(around)

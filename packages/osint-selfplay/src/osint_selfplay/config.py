@@ -11,7 +11,8 @@ import tomllib
 from dataclasses import dataclass, field, fields, is_dataclass
 from typing import Any, get_args, get_origin, get_type_hints
 
-from osint_gym.errors import unknown_key_message
+from osint_gym.errors import ConfigError as GymConfigError
+from osint_gym.errors import read_toml, unknown_key_message
 
 from osint_selfplay.errors import ConfigError
 
@@ -242,7 +243,6 @@ class RunConfig:
         for r in self.report_to:
             _choice("report_to[]", r, ("wandb", "tensorboard", "trackio"))
         from osint_gym.benchmark import parse_ref
-        from osint_gym.errors import ConfigError as GymConfigError
 
         _positive("train_worlds", self.train_worlds)
         try:
@@ -329,12 +329,9 @@ def load_config(path: str | None = None, overrides: list[str] | None = None) -> 
     data: dict[str, Any] = {}
     if path is not None:
         try:
-            with open(path, "rb") as fh:
-                data = tomllib.load(fh)
-        except OSError as exc:
-            raise ConfigError(f"cannot read config {path!r}: {exc.strerror}") from None
-        except tomllib.TOMLDecodeError as exc:
-            raise ConfigError(f"{path}: invalid TOML ({exc})") from None
+            data = read_toml(path)
+        except GymConfigError as exc:
+            raise ConfigError(str(exc)) from None
     data = apply_overrides(data, overrides or [])
     # TOML [run] holds the top-level scalars, for readability of the shipped configs
     flat = dict(data.pop("run", {})) if isinstance(data.get("run"), dict) else {}

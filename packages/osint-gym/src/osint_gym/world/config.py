@@ -6,7 +6,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
-from osint_gym.errors import ConfigError, unknown_key_message
+from osint_gym.errors import ConfigError, read_toml, unknown_key_message
 
 
 def _rate(help_text: str, default: float) -> Any:
@@ -80,15 +80,7 @@ class WorldConfig:
     @classmethod
     def from_toml(cls, path: str) -> WorldConfig:
         """Load a ``[world]`` table (or a file holding only world keys) from TOML."""
-        import tomllib
-
-        try:
-            with open(path, "rb") as fh:
-                data = tomllib.load(fh)
-        except OSError as exc:
-            raise ConfigError(f"cannot read world config {path!r}: {exc.strerror}") from None
-        except tomllib.TOMLDecodeError as exc:
-            raise ConfigError(f"{path}: invalid TOML ({exc})") from None
+        data = read_toml(path, "world config")
         return cls.from_dict(data.get("world", data))
 
     def to_dict(self) -> dict[str, Any]:

@@ -170,6 +170,12 @@ class World:
                 if not (is_symmetric(rel) and u in self._succ[entity_id] and rel in self._succ[entity_id][u]):
                     yield rel, "in", u
 
+    def incident_edges(self, entity_id: str) -> Iterator[Edge]:
+        """Every edge incident to an entity, in canonical form (symmetric relations once)."""
+        for rel, direction, other in self.relations_of(entity_id):
+            edge = Edge(entity_id, rel, other) if direction == "out" else Edge(other, rel, entity_id)
+            yield edge.canonical(is_symmetric(rel))
+
     def has_edge(self, head: str, relation: str, tail: str) -> bool:
         nbrs = self._succ.get(head)
         return nbrs is not None and tail in nbrs and relation in nbrs[tail]
