@@ -147,7 +147,8 @@ def test_task_jsonl_round_trip(tmp_path, world):
     assert [t.to_dict() for t in back] == [t.to_dict() for t in tasks]
     assert all(verify_task(world, t).ok for t in back)
     rows = [json.loads(line) for line in path.read_text().splitlines()]
-    assert set(rows[0]) == {"task_id", "question", "answers", "evidence", "family", "difficulty", "answer_type", "query", "provenance"}
+    assert set(rows[0]) == {"task_id", "question", "answers", "evidence", "family", "difficulty", "answer_type", "query", "provenance", "stamp"}
+    assert all(b.stamp == t.stamp and b.stamp is not None for b, t in zip(back, tasks))  # the proof survives the file
 
 
 @pytest.mark.parametrize(

@@ -27,8 +27,8 @@ from typing import Any
 
 from osint_gym.schema import ID_PREFIX, EntityType
 from osint_gym.single_turn import Context, random_guess
-from osint_gym.tasks import Task, run_oracle
-from osint_gym.tasks.oracle import OraclePolicy as _GymOracle
+from osint_gym.tasks import DEFAULT_BUDGETS, Task, run_oracle
+from osint_gym.agents import OracleAgent
 from osint_gym.world import World
 
 from osint_eval.errors import EvalError
@@ -135,20 +135,20 @@ class OraclePolicy(Policy):
 
     def __init__(self) -> None:
         self.name = "oracle"
-        self._agents: dict[int, _GymOracle] = {}
+        self._agents: dict[int, OracleAgent] = {}
 
     def act(self, batch: list[PolicyInput]) -> list[str]:
         out = []
         for item in batch:
             if item.context is not None:
-                result = run_oracle(item.world, item.task.query, 24, 4)
+                result = run_oracle(item.world, item.task.query, DEFAULT_BUDGETS.max_steps, DEFAULT_BUDGETS.max_parallel_calls)
                 # the single-turn format: cited evidence lines, then the answer on the last line
                 lines = [f"{e.head} {e.relation} {e.tail}" for e in result.evidence] + [result.answer or "none"]
                 out.append("\n".join(lines))
                 continue
             if item.turn == 0:
-                agent = _GymOracle()
-                agent.reset(item.task.query, item.world.kind, item.env.max_parallel_calls)
+                agent = OracleAgent()
+                agent.reset(item.env)
                 self._agents[item.episode] = agent
             out.append(self._agents[item.episode].act(item.seen[-1]))
         return out

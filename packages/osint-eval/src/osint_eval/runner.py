@@ -6,9 +6,11 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from osint_gym import chat
+from osint_gym.agents import run_episodes
 from osint_gym.env import OSINTEnv
+from osint_gym.episode import EpisodeRecord
 from osint_gym.single_turn import answer_messages, build_context, parse_answer, score_completion
-from osint_gym.tasks import Task
+from osint_gym.tasks import DEFAULT_BUDGETS, Task
 from osint_gym.world import World
 
 from osint_eval.policies import Policy, PolicyInput
@@ -63,49 +65,60 @@ def run_single_turn(policy: Policy, world: World, tasks: list[Task], *, context_
     return results
 
 
-def run_multi_turn(policy: Policy, world: World, tasks: list[Task], *, max_steps: int = 24, max_parallel_calls: int = 4,
-                   batch_size: int = 16, full_schemas: bool = False, progress: Any = None) -> list[EpisodeResult]:
-    """Episodes in OSINT-v0 until the policy answers or the step budget ends; turns of up to
-    ``batch_size`` episodes are generated together."""
-    results: list[EpisodeResult | None] = [None] * len(tasks)
+class _PolicyAgent:
+    """An osint-eval `Policy` as osint-gym's `BatchAgent`: the conversation and the observations seen
+    so far are kept per episode; each turn, every pending episode goes to the policy in one batch."""
+
+    def __init__(self, policy: Policy, world: World, tasks: list[Task], offset: int, full_schemas: bool) -> None:
+        self.policy, self.world, self.tasks, self.offset, self.full_schemas = policy, world, tasks, offset, full_schemas
+        self.convs: dict[int, list[dict[str, str]]] = {}
+        self.seen: dict[int, list[str]] = {}
+        self.envs: dict[int, OSINTEnv] = {}
+        self.turn: dict[int, int] = {}
+
+    def reset(self, index: int, env: OSINTEnv, observation: str, info: dict[str, Any]) -> None:
+        self.convs[index] = chat.start_messages(observation, info["tools"] if self.full_schemas else None)
+        self.seen[index], self.envs[index], self.turn[index] = [observation], env, 0
+
+    def act(self, pending: list[tuple[int, str]]) -> list[str | None]:
+        batch = []
+        for i, obs in pending:
+            if self.turn[i]:  # the observation of the previous action
+                self.convs[i] = self.convs[i] + [chat.observation_message(obs)]
+                self.seen[i].append(obs)
+            batch.append(PolicyInput(self.convs[i], self.tasks[i], self.world, self.offset + i, self.turn[i],
+                                     env=self.envs[i], seen=self.seen[i]))
+        actions = self.policy.act(batch)
+        for (i, _), action in zip(pending, actions):
+            self.convs[i] = self.convs[i] + [{"role": "assistant", "content": action}]
+            self.turn[i] += 1
+        return list(actions)
+
+
+def run_multi_turn(policy: Policy, world: World, tasks: list[Task], *, max_steps: int = DEFAULT_BUDGETS.max_steps,
+                   max_parallel_calls: int = DEFAULT_BUDGETS.max_parallel_calls, batch_size: int = 16,
+                   full_schemas: bool = False, progress: Any = None) -> list[EpisodeResult]:
+    """Episodes in OSINT-v0 until the policy answers or the step budget ends, through osint-gym's one
+    episode loop; turns of up to ``batch_size`` episodes are generated together."""
+    results: list[EpisodeResult] = []
     for start in range(0, len(tasks), batch_size):
-        idx = list(range(start, min(len(tasks), start + batch_size)))
-        envs = {i: OSINTEnv(world=world, tasks=[tasks[i]], max_steps=max_steps, max_parallel_calls=max_parallel_calls) for i in idx}
-        convs: dict[int, list[dict[str, str]]] = {}
-        seen: dict[int, list[str]] = {}
-        transcripts: dict[int, list[dict[str, str]]] = {i: [] for i in idx}
-        for i in idx:
-            obs, info = envs[i].reset(seed=0, options={"task_index": 0})
-            convs[i] = chat.start_messages(obs, info["tools"] if full_schemas else None)
-            seen[i] = [obs]
-        active = list(idx)
-        turn = 0
-        while active:
-            batch = [PolicyInput(convs[i], tasks[i], world, i, turn, env=envs[i], seen=seen[i]) for i in active]
-            actions = policy.act(batch)
-            still = []
-            for i, action in zip(active, actions):
-                obs, _, terminated, truncated, info = envs[i].step(action)
-                convs[i] = convs[i] + [{"role": "assistant", "content": action}, chat.observation_message(obs)]
-                seen[i].append(obs)
-                transcripts[i].append({"action": action, "observation": obs})
-                if terminated or truncated:
-                    results[i] = _episode(tasks[i], envs[i], info, transcripts[i])
-                else:
-                    still.append(i)
-            active = still
-            turn += 1
+        chunk = tasks[start : start + batch_size]
+        envs = [OSINTEnv(world=world, tasks=[t], max_steps=max_steps, max_parallel_calls=max_parallel_calls) for t in chunk]
+        agent = _PolicyAgent(policy, world, chunk, start, full_schemas)
+        records = run_episodes(envs, agent, seeds=[0] * len(envs), options=[{"task_index": 0}] * len(envs))
+        results += [_episode(r) for r in records]
         if progress is not None:
-            progress.update(len(idx))
-    return [r for r in results if r is not None]
+            progress.update(len(chunk))
+    return results
 
 
-def _episode(task: Task, env: OSINTEnv, info: dict[str, Any], transcript: list[dict[str, str]]) -> EpisodeResult:
-    b = info["reward_breakdown"]
+def _episode(record: EpisodeRecord) -> EpisodeResult:
+    task, b = record.task, record.breakdown
     return EpisodeResult(
         task.task_id, task.family, task.difficulty, task.question, list(task.answers), [list(e) for e in task.evidence],
-        env.submitted, b["correct"], b["total"], b, b["evidence_f1"], info["critical_steps"], info["tool_calls"],
-        info["invalid_actions"], info["parse_failures"], [list(e) for e in env.working_graph], transcript,
+        record.answer, b.correct, b.total, b.to_dict(), b.evidence_f1, record.critical_steps, record.tool_calls,
+        record.invalid_actions, record.parse_failures, [list(e) for e in record.evidence],
+        [{"action": t.action, "observation": t.observation} for t in record.turns],
     )
 
 

@@ -24,6 +24,15 @@ get_user_activity, get_profile, search_people, get_connections, search_notes; pl
 actions add_edge(src, rel, dst) and answer(entity_id). OpenAI-style schemas are in
 ``info["tools"]`` after reset.
 
+## Episode record
+``env.unwrapped.episode()`` returns an `osint_gym.episode.EpisodeRecord` at any moment: the task,
+every turn, the answer, the evidence graph, the env-measured counts and the reward breakdown. While
+an episode runs, its record is scored exactly as the env's own truncation would score it, so an
+episode cut from outside (a token budget: ``env.unwrapped.stop("token_budget")``; Gymnasium's
+``TimeLimit``, which truncates without telling the env) reads the same reward as one the env
+truncated itself. Drivers read this record, never env internals; `osint_gym.agents.run_episode`
+runs a policy through it (and marks a ``TimeLimit`` cut as ``end="time_limit"``).
+
 ## Reward
 See `osint_gym.reward`:
 ``R = correct * (1.0 + 0.2 * efficiency) + 0.3 * evidence_F1 - penalties``, paid at the answer;
@@ -40,30 +49,61 @@ uses it; a parallel action counts as one step).
 ``seed`` (world seed, default 0), ``world_config`` (WorldConfig or dict), ``world`` (a prebuilt
 World, e.g. a loaded MetaQA graph), ``tasks`` (fixed task list), ``benchmark`` ("v0:test"),
 ``difficulty``, ``family``, ``task_seed``, ``max_steps`` (24), ``max_parallel_calls`` (4),
-``reward_config``, ``max_observation_chars`` (16384), ``render_mode`` ("ansi").
+``reward_config``, ``max_observation_chars`` (16384; a longer observation loses the last items of
+its longest lists and says so in ``"truncated"``, staying valid JSON), ``render_mode`` ("ansi").
+Given tasks are verified under the env's budgets unless they carry a verification stamp that
+covers this world and these budgets (sampled and benchmark tasks do), so building an env on
+stamped tasks verifies nothing. ``benchmark`` fixes the world and the tasks: combining it with
+``seed``, ``world_config``, ``world``, ``tasks`` or ``task_seed`` is an error.
 ``reset(seed=..., options={"task": Task|dict, "task_index": int, "family": str, "difficulty": str})``.
 
 ## Version History
-* v0: initial release.
+* v0: initial release. Later, without changing task semantics: the episode record, verification
+  stamps, JSON-preserving observation cuts.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from typing import Any
 
 import gymnasium as gym
-from gymnasium import spaces
 
 from osint_gym.actions import MAX_ACTION_CHARS, Call, parse_action
+from osint_gym.episode import EpisodeRecord, Turn
 from osint_gym.errors import ConfigError, TaskError
 from osint_gym.reward import RewardBreakdown, RewardConfig, score_episode, step_penalty
 from osint_gym.schema import RELATIONS, Edge, canonical_edge
-from osint_gym.tasks import DEFAULT_MAX_PARALLEL_CALLS, DEFAULT_MAX_STEPS, DIFFICULTIES, Task, TaskSampler, verify_task
-from osint_gym.text import CHARSET, fit_text, to_json
-from osint_gym.tools import Notes, ToolError, tool_schemas, tools_for
+from osint_gym.tasks import DIFFICULTIES, Task, TaskSampler
+from osint_gym.tasks.task import DEFAULT_BUDGETS, Budgets
+from osint_gym.tasks.verify import verified
+from osint_gym.spaces import text_space
+from osint_gym.text import fit_json, fit_text
+from osint_gym.tools import Notes, ToolError, ToolSpec, tool_schemas, tools_for
 from osint_gym.world import World, WorldConfig
 from osint_gym.world.cache import cached_world
+
+_OPTIONS = ("task", "task_index", "family", "difficulty")
+
+
+def _world_shell(world: World) -> tuple[dict[str, ToolSpec], list[dict[str, Any]], str]:
+    """(tools, schemas, the tool help line): derived once per world, shared by every env on it."""
+    shell = world.cache.get("env_shell")
+    if shell is None:
+        tools, schemas = tools_for(world), tool_schemas(world)
+        help_line = ", ".join(f"{s['function']['name']}({', '.join(s['function']['parameters']['properties'])})" for s in schemas)
+        shell = world.cache["env_shell"] = (tools, schemas, help_line)
+    return shell
+
+
+def _action_text(action: Any) -> str:
+    if isinstance(action, str):
+        return action[:MAX_ACTION_CHARS]
+    try:
+        return json.dumps(action, ensure_ascii=False)[:MAX_ACTION_CHARS]
+    except (TypeError, ValueError):
+        return repr(action)[:MAX_ACTION_CHARS]
 
 
 class OSINTEnv(gym.Env[str, str]):
@@ -73,7 +113,7 @@ class OSINTEnv(gym.Env[str, str]):
         self,
         render_mode: str | None = None,
         *,
-        seed: int = 0,
+        seed: int | None = None,
         world_config: WorldConfig | dict[str, Any] | None = None,
         world: World | None = None,
         tasks: Sequence[Task] | None = None,
@@ -81,78 +121,66 @@ class OSINTEnv(gym.Env[str, str]):
         difficulty: str | None = None,
         family: str | None = None,
         task_seed: int | None = None,
-        max_steps: int = DEFAULT_MAX_STEPS,
-        max_parallel_calls: int = DEFAULT_MAX_PARALLEL_CALLS,
+        max_steps: int = DEFAULT_BUDGETS.max_steps,
+        max_parallel_calls: int = DEFAULT_BUDGETS.max_parallel_calls,
         reward_config: RewardConfig | dict[str, Any] | None = None,
-        max_observation_chars: int = 16_384,
+        max_observation_chars: int = DEFAULT_BUDGETS.max_observation_chars,
     ) -> None:
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ConfigError(f"render_mode must be one of {self.metadata['render_modes']} or None, got {render_mode!r}")
         if difficulty is not None and difficulty not in DIFFICULTIES:
             raise ConfigError(f"difficulty must be one of {DIFFICULTIES} or None, got {difficulty!r}")
-        for name, value, lo in (("max_steps", max_steps, 1), ("max_parallel_calls", max_parallel_calls, 1),
-                                ("max_observation_chars", max_observation_chars, 256)):
-            if isinstance(value, bool) or not isinstance(value, int) or value < lo:
-                raise ConfigError(f"{name} must be an integer >= {lo}, got {value!r}")
+        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
+            raise ConfigError(f"seed must be an integer, got {seed!r}")
         self.render_mode = render_mode
-        self.max_steps = max_steps
-        self.max_parallel_calls = max_parallel_calls
-        self.max_observation_chars = max_observation_chars
+        self.budgets = Budgets(max_steps, max_parallel_calls, max_observation_chars)
+        self.max_steps, self.max_parallel_calls, self.max_observation_chars = max_steps, max_parallel_calls, max_observation_chars
         self.reward_config = RewardConfig.from_dict(reward_config) if isinstance(reward_config, dict) else (reward_config or RewardConfig())
         self.difficulty, self.family = difficulty, family
-
         if benchmark is not None:
-            from osint_gym.benchmark import benchmark_tasks, benchmark_world
-
-            world = benchmark_world(benchmark)
-            tasks = benchmark_tasks(benchmark, family=family, difficulty=difficulty)
+            world, tasks = self._benchmark(benchmark, seed=seed, world_config=world_config, world=world, tasks=tasks, task_seed=task_seed)
         if world is None:
             cfg = WorldConfig.from_dict(world_config) if isinstance(world_config, dict) else world_config
-            world = cached_world(cfg or WorldConfig(), seed)
+            world = cached_world(cfg or WorldConfig(), seed or 0)
         self.world = world
-        self.tools = tools_for(world)
-        self.schemas = tool_schemas(world)
+        self.tools, self.schemas, self._tool_help = _world_shell(world)
         self.tasks: list[Task] | None = None
         self.sampler: TaskSampler | None = None
         if tasks is not None:
-            self.tasks = [t for t in tasks if (family is None or t.family == family) and (difficulty is None or t.difficulty == difficulty)]
-            if not self.tasks:
+            kept = [t for t in tasks if (family is None or t.family == family) and (difficulty is None or t.difficulty == difficulty)]
+            if not kept:
                 raise ConfigError("no task left after the family/difficulty filters")
-            for t in self.tasks[:0] if benchmark else self.tasks:  # benchmark tasks were verified when built
-                self._check_task(t)
+            self.tasks = [verified(world, t, self.budgets) for t in kept]  # stamped tasks pass through as they are
         else:
-            self.sampler = TaskSampler(
-                world, seed if task_seed is None else task_seed, families=[family] if family else None,
-                difficulty=difficulty, max_steps=max_steps, max_parallel_calls=max_parallel_calls,
-            )
-        self.observation_space = spaces.Text(max_observation_chars, charset=CHARSET)
-        self.action_space = spaces.Text(MAX_ACTION_CHARS, charset=CHARSET)
-        self._tool_help = ", ".join(
-            f"{s['function']['name']}({', '.join(s['function']['parameters']['properties'])})" for s in self.schemas
-        )
+            sampler_seed = (seed or 0) if task_seed is None else task_seed
+            self.sampler = TaskSampler(world, sampler_seed, families=[family] if family else None,
+                                       difficulty=difficulty, budgets=self.budgets)
+        self.observation_space = text_space(max_observation_chars)
+        self.action_space = text_space(MAX_ACTION_CHARS)
         self.task: Task | None = None
-        self._done = True
+        self._end = "stopped"  # no episode yet: step() asks for reset()
+
+    @staticmethod
+    def _benchmark(name: str, **given: Any) -> tuple[World, list[Task]]:
+        clash = sorted(k for k, v in given.items() if v is not None)
+        if clash:
+            raise ConfigError(f"benchmark={name!r} fixes the world and its tasks; drop {', '.join(clash)} "
+                              "(filter with family= / difficulty=, or pass world= and tasks= instead)")
+        from osint_gym.benchmark import benchmark_tasks, benchmark_world
+
+        return benchmark_world(name), list(benchmark_tasks(name))
 
     # ------------------------------------------------------------------ helpers
-    def _check_task(self, task: Task) -> None:
-        # Given tasks are verified against the standard budget: an env run with a tighter budget
-        # (a harder evaluation) may truncate them, but they stay valid tasks.
-        verdict = verify_task(self.world, task, max_steps=max(self.max_steps, DEFAULT_MAX_STEPS),
-                              max_parallel_calls=self.max_parallel_calls)
-        if not verdict.ok:
-            raise TaskError(f"task {task.task_id!r} is not valid in this world: {verdict.reason.value}: {verdict.detail}")
-
     def _pick_task(self, options: dict[str, Any]) -> Task:
-        unknown = set(options) - {"task", "task_index", "family", "difficulty"}
+        unknown = set(options) - set(_OPTIONS)
         if unknown:
-            raise ConfigError(f"unknown reset option(s) {sorted(unknown)}; known: task, task_index, family, difficulty")
+            raise ConfigError(f"unknown reset option(s) {sorted(unknown)}; known: {', '.join(_OPTIONS)}")
         if options.get("task") is not None:
             task = options["task"]
             task = Task.from_dict(task) if isinstance(task, dict) else task
             if not isinstance(task, Task):
                 raise TaskError(f"options['task'] must be a Task or a dict, got {type(task).__name__}")
-            self._check_task(task)
-            return task
+            return verified(self.world, task, self.budgets)
         index = options.get("task_index")
         if index is not None and (isinstance(index, bool) or not isinstance(index, int) or index < 0):
             raise ConfigError(f"options['task_index'] must be an integer >= 0, got {index!r}")
@@ -161,23 +189,18 @@ class OSINTEnv(gym.Env[str, str]):
                     and t.difficulty == options.get("difficulty", t.difficulty)]
             if not pool:
                 raise ConfigError(f"no task matches options {options}")
-            i = index if index is not None else int(self.np_random.integers(len(pool)))
-            return pool[i % len(pool)]
-        assert self.sampler is not None
+            if index is not None and index >= len(pool):
+                raise ConfigError(f"options['task_index'] is {index}, but this env has {len(pool)} matching task(s)")
+            return pool[index if index is not None else int(self.np_random.integers(len(pool)))]
+        if self.sampler is None:
+            raise ConfigError("this env has neither tasks nor a sampler")
         i = index if index is not None else int(self.np_random.integers(2**31 - 1))
         return self.sampler.sample(i, family=options.get("family"), difficulty=options.get("difficulty"))
 
-    def _obs(self, data: Any) -> str:
-        return fit_text(data if isinstance(data, str) else to_json(data), self.max_observation_chars)
-
     def _info(self, **extra: Any) -> dict[str, Any]:
         info = {
-            "step": self.critical_steps,
-            "critical_steps": self.critical_steps,
-            "tool_calls": self.tool_calls,
-            "invalid_actions": self.invalid_actions,
-            "parse_failures": self.parse_failures,
-            "evidence_edges": len(self.working_graph),
+            "step": self._steps, "critical_steps": self._steps, "tool_calls": self._tool_calls,
+            "invalid_actions": self._invalid, "parse_failures": self._parse_failures, "evidence_edges": len(self._graph),
         }
         info.update(extra)
         return info
@@ -186,30 +209,31 @@ class OSINTEnv(gym.Env[str, str]):
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
         super().reset(seed=seed)
         self.task = self._pick_task(dict(options or {}))
-        self.notes = Notes()
-        self.working_graph: dict[Edge, None] = {}
-        self.critical_steps = self.tool_calls = self.invalid_actions = self.parse_failures = 0
-        self.penalty_paid = 0.0
-        self.call_log: list[tuple[bool, Any]] = []  # (part of a parallel step, ToolOutput or None)
-        self.submitted: Any = None
-        self.breakdown: RewardBreakdown | None = None
-        self._done = False
-        self.transcript: list[tuple[Any, str]] = []  # (action, observation), formatted by render()
+        self._notes = Notes()
+        self._graph: dict[Edge, None] = {}
+        self._steps = self._tool_calls = self._invalid = self._parse_failures = 0
+        self._penalty_paid = 0.0
+        self._call_log: list[tuple[bool, Any]] = []  # (part of a parallel step, ToolOutput or None)
+        self._submitted: Any = None
+        self._breakdown: RewardBreakdown | None = None
+        self._turns: list[Turn] = []
+        self._end = "running"
         text = (
             f"{self.task.question}\n"
             f"Investigate with tools and answer with one entity id. Budget: {self.max_steps} steps, up to "
             f"{self.max_parallel_calls} tool calls per step.\nActions: {self._tool_help}"
         )
+        self._first = fit_text(text, self.max_observation_chars)
         info = self._info(
             task_id=self.task.task_id, family=self.task.family, difficulty=self.task.difficulty,
             tools=self.schemas, max_steps=self.max_steps, max_parallel_calls=self.max_parallel_calls,
         )
-        return self._obs(text), info
+        return self._first, info
 
     def step(self, action: Any) -> tuple[str, float, bool, bool, dict[str, Any]]:
-        if self._done:
-            return self._obs({"error": "the episode is over; call reset()"}), 0.0, True, False, self._info(action_error="episode over")
-        self.critical_steps += 1
+        if self._end != "running":
+            return fit_json({"error": "the episode is over; call reset()"}, self.max_observation_chars), 0.0, True, False, {"action_error": "episode over"}
+        self._steps += 1
         parsed = parse_action(action)
         results: list[dict[str, Any]] = []
         error: str | None = parsed.error
@@ -217,34 +241,32 @@ class OSINTEnv(gym.Env[str, str]):
         if parsed.ok:
             error, answer_calls = self._run_calls(parsed.calls, results)
         else:
-            self.parse_failures += 1
-        invalid = error is not None
-        if invalid:
-            self.invalid_actions += 1
-        reward = step_penalty(invalid, self.penalty_paid, self.reward_config)
-        self.penalty_paid -= reward
+            self._parse_failures += 1
+        if error is not None:
+            self._invalid += 1
+        reward = step_penalty(error is not None, self._penalty_paid, self.reward_config)
+        self._penalty_paid -= reward
         terminated = bool(answer_calls)
-        truncated = not terminated and self.critical_steps >= self.max_steps
+        truncated = not terminated and self._steps >= self.max_steps
         extra: dict[str, Any] = {"action_error": error}
         if terminated:
-            values = [c.args["entity_id"] for c in answer_calls]
-            flat = [v for val in values for v in (val if isinstance(val, list) else [val])]
-            self.submitted = flat[0] if len(flat) == 1 else flat
+            flat = [v for c in answer_calls for v in (c.args["entity_id"] if isinstance(c.args["entity_id"], list) else [c.args["entity_id"]])]
+            self._submitted = flat[0] if len(flat) == 1 else flat
         if terminated or truncated:
-            self._done = True
-            self.breakdown = self._score()
-            paid_before = self.penalty_paid + reward  # penalties returned by earlier steps
-            reward = self.breakdown.total + paid_before  # so that the episode's rewards sum to the total
+            paid_before = self._penalty_paid + reward  # penalties returned by earlier steps
+            self._finish("answered" if terminated else "step_budget")
+            assert self._breakdown is not None
+            reward = self._breakdown.total + paid_before  # so that the episode's rewards sum to the total
             extra.update(self._episode_summary())
-        obs: dict[str, Any] = {"step": self.critical_steps, "steps_left": self.max_steps - self.critical_steps}
+        obs: dict[str, Any] = {"step": self._steps, "steps_left": self.max_steps - self._steps}
         if results:
             obs["results"] = results
         elif error is not None:  # the action as a whole was rejected (parse error, unknown tool, too many calls)
             obs["error"] = error
         if terminated:
             obs["answer_submitted"] = True
-        text = self._obs(obs)
-        self.transcript.append((action, text))
+        text = fit_json(obs, self.max_observation_chars)
+        self._turns.append(Turn(_action_text(action), text, float(reward), error))
         return text, float(reward), terminated, truncated, self._info(**extra)
 
     def _run_calls(self, calls: tuple[Call, ...], results: list[dict[str, Any]]) -> tuple[str | None, list[Call]]:
@@ -270,15 +292,14 @@ class OSINTEnv(gym.Env[str, str]):
                 entry = {"call": "add_edge", "ok": message is None}
                 entry.update({"error": message} if message else {"result": "added"})
             else:
-                self.tool_calls += 1
+                self._tool_calls += 1
                 try:
-                    out = self.tools[call.name](self.world, self.notes, call.args)
-                    self.call_log.append((parallel, out))
+                    out = self.tools[call.name](self.world, self._notes, call.args)
+                    self._call_log.append((parallel, out))
                     entry = {"call": call.name, "ok": True, "result": out.data}
                 except ToolError as exc:
-                    self.call_log.append((parallel, None))
-                    message = str(exc)
-                    entry = {"call": call.name, "ok": False, "error": message}
+                    self._call_log.append((parallel, None))
+                    entry = {"call": call.name, "ok": False, "error": str(exc)}
             if not entry["ok"] and error is None:
                 error = entry["error"]
             results.append(entry)
@@ -293,42 +314,69 @@ class OSINTEnv(gym.Env[str, str]):
         if self.world.kind == "osint" and args["rel"] not in RELATIONS:
             return f"unknown relation {args['rel'][:40]!r}; known: {', '.join(RELATIONS)}"
         edge = canonical_edge(Edge(args["src"], args["rel"], args["dst"]))
-        if edge not in self.notes.supported():
+        if edge not in self._notes.supported():
             return "that edge is not shown by any record you retrieved"
-        self.working_graph[edge] = None
+        self._graph[edge] = None
         return None
+
+    def _finish(self, end: str) -> None:
+        assert self.task is not None
+        self._end = end
+        self._breakdown = self._score()
 
     def _score(self) -> RewardBreakdown:
         assert self.task is not None
         return score_episode(
-            gold_answers=self.task.answers, gold_evidence=self.task.evidence, submitted=self.submitted,
-            evidence=self.working_graph, critical_steps=self.critical_steps, max_steps=self.max_steps,
-            penalties_paid=self.penalty_paid, cfg=self.reward_config,
+            gold_answers=self.task.answers, gold_evidence=self.task.evidence, submitted=self._submitted,
+            evidence=self._graph, critical_steps=self._steps, max_steps=self.max_steps,
+            penalties_paid=self._penalty_paid, cfg=self.reward_config,
         )
 
-    def call_counts(self) -> dict[str, int]:
-        """How many tool calls returned records that the agent's evidence or answer later used:
-        ``useful_calls`` over all calls, and ``parallel_calls`` / ``useful_parallel_calls`` over calls
+    def _call_counts(self) -> dict[str, int]:
+        """Calls whose records the agent's evidence or answer later used, over all calls and over calls
         made as part of a parallel step. Measured from what happened, never from what the agent says."""
-        relevant = {n for e in self.working_graph for n in (e.head, e.tail)}
-        if isinstance(self.submitted, str):
-            relevant.add(self.submitted)
-        useful = [out is not None and bool(out.entities & relevant) for _, out in self.call_log]
-        parallel = [u for (par, _), u in zip(self.call_log, useful) if par]
+        relevant = {n for e in self._graph for n in (e.head, e.tail)}
+        if isinstance(self._submitted, str):
+            relevant.add(self._submitted)
+        useful = [out is not None and bool(out.entities & relevant) for _, out in self._call_log]
+        parallel = [u for (par, _), u in zip(self._call_log, useful) if par]
         return {"useful_calls": sum(useful), "parallel_calls": len(parallel), "useful_parallel_calls": sum(parallel)}
 
     def _episode_summary(self) -> dict[str, Any]:
-        assert self.breakdown is not None
-        return {"reward_breakdown": self.breakdown.to_dict(), "correct": self.breakdown.correct,
-                "answered": self.breakdown.answered, **self.call_counts()}
+        assert self._breakdown is not None
+        return {"reward_breakdown": self._breakdown.to_dict(), "correct": self._breakdown.correct,
+                "answered": self._breakdown.answered, **self._call_counts()}
+
+    # ------------------------------------------------------------------ the episode record
+    def episode(self) -> EpisodeRecord:
+        """The current episode as the env observed it (see `osint_gym.episode`). While it runs, the
+        breakdown is what truncating it now would score."""
+        if self.task is None:
+            raise ConfigError("no episode yet: call reset() first")
+        breakdown = self._breakdown if self._breakdown is not None else self._score()
+        return EpisodeRecord(
+            task=self.task, first_observation=self._first, turns=tuple(self._turns), answer=self._submitted,
+            evidence=tuple(self._graph), critical_steps=self._steps, tool_calls=self._tool_calls,
+            invalid_actions=self._invalid, parse_failures=self._parse_failures, **self._call_counts(),
+            breakdown=breakdown, end=self._end, max_steps=self.max_steps, max_parallel_calls=self.max_parallel_calls,
+        )
+
+    def stop(self, reason: str = "stopped") -> EpisodeRecord:
+        """End a running episode from outside (a token budget, a time limit): it is scored as the
+        env scores its own truncation (unanswered) and later steps are refused. Returns the record."""
+        if reason not in ("time_limit", "token_budget", "stopped"):
+            raise ConfigError(f"stop reason must be 'time_limit', 'token_budget' or 'stopped', got {reason!r}")
+        if self._end == "running":
+            self._finish(reason)
+        return self.episode()
 
     def render(self) -> str | None:
         if self.render_mode != "ansi" or self.task is None:
             return None
         lines = [f"Q: {self.task.question}"]
-        for action, text in self.transcript:
-            lines.append(f"ACTION: {str(action)[:300]}")
-            lines.append(f"OBS: {text[:600]}")
-        if self.submitted is not None:
-            lines.append(f"ANSWER: {self.submitted}")
+        for turn in self._turns:
+            lines.append(f"ACTION: {turn.action[:300]}")
+            lines.append(f"OBS: {turn.observation[:600]}")
+        if self._submitted is not None:
+            lines.append(f"ANSWER: {self._submitted}")
         return "\n".join(lines) + "\n"

@@ -19,7 +19,10 @@ def _escape(match: re.Match[str]) -> str:
 
 
 def fit_text(text: str, max_chars: int) -> str:
-    """``text`` with characters outside CHARSET escaped, cut to ``max_chars`` with a marker."""
+    """``text`` with characters outside CHARSET escaped, cut to ``max_chars`` with a marker.
+
+    For plain text (the reset observation). JSON observations go through `fit_json`, which keeps
+    them valid JSON."""
     if not (text.isascii() and text.isprintable()):  # C-speed fast path for the common case (compact JSON)
         text = _OUTSIDE.sub(_escape, text)
     if len(text) > max_chars:
@@ -36,3 +39,68 @@ _ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), check_cir
 def to_json(data: Any) -> str:
     """Compact JSON for observations (fewer tokens than indented JSON, still parseable)."""
     return _ENCODER.encode(data)
+
+
+def _escape_json(match: re.Match[str]) -> str:
+    code = ord(match.group(0))
+    if code <= 0xFFFF:
+        return f"\\u{code:04x}"
+    code -= 0x10000  # a JSON string spells an astral character as a surrogate pair
+    return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
+
+
+def _encode_in_charset(data: Any) -> str:
+    text = _ENCODER.encode(data)
+    if not (text.isascii() and text.isprintable()):
+        # Outside CHARSET means non-printable or exotic: inside a JSON string both may be written
+        # as \\u escapes, which keeps the text valid JSON that decodes to the same data.
+        text = _OUTSIDE.sub(_escape_json, text)
+    return text
+
+
+def _longest_list(data: Any, skip: object = None) -> list[Any] | None:
+    """The non-empty list with the most items anywhere in ``data`` (``skip`` excluded)."""
+    best: list[Any] | None = None
+    stack = [data]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            if item and item is not skip and (best is None or len(item) > len(best)):
+                best = item
+            stack.extend(item)
+    return best
+
+
+def fit_json(data: dict[str, Any], max_chars: int) -> str:
+    """See `fit_json_cut`; only the text."""
+    return fit_json_cut(data, max_chars)[0]
+
+
+def fit_json_cut(data: dict[str, Any], max_chars: int) -> tuple[str, bool]:
+    """(text, whether anything was cut): ``data`` as compact JSON within ``max_chars``, still valid JSON, saying what was cut.
+
+    Cutting drops the last items of the longest lists (search hits, records, comments) one at a
+    time, so every record that remains is whole, and sets ``"truncated"`` to how many items were
+    dropped. The top-level ``results`` list (one entry per call) loses entries only when nothing
+    else is left to drop. Observations that fit (the common case) are encoded once.
+    """
+    text = _encode_in_charset(data)
+    if len(text) <= max_chars:
+        return text, False
+    import copy
+
+    cut = copy.deepcopy(data)
+    top = cut.get("results")
+    dropped = 0
+    while len(text) > max_chars:
+        target = _longest_list(cut, skip=top) or (top if top else None)
+        if target is None:
+            keep = {k: cut[k] for k in ("step", "steps_left") if k in cut}
+            return _encode_in_charset({**keep, "error": f"the observation does not fit in {max_chars} characters"}), True
+        target.pop()
+        dropped += 1
+        cut["truncated"] = f"{dropped} list items dropped to fit {max_chars} characters"
+        text = _encode_in_charset(cut)
+    return text, True

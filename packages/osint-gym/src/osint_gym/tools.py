@@ -319,11 +319,12 @@ CONTROL_SCHEMAS: list[dict[str, Any]] = [
     {"type": "function", "function": {
         "name": "add_edge", "description": "Add an edge shown by a record you retrieved to your evidence graph.",
         "parameters": {"type": "object", "properties": {
-            "src": {"type": "string"}, "rel": {"type": "string"}, "dst": {"type": "string"}},
+            "src": _str("Head entity id."), "rel": _str("Relation name, e.g. alias_of."), "dst": _str("Tail entity id.")},
             "required": ["src", "rel", "dst"]}}},
     {"type": "function", "function": {
         "name": "answer", "description": "Submit one entity id as the final answer; ends the episode.",
-        "parameters": {"type": "object", "properties": {"entity_id": {"type": "string"}}, "required": ["entity_id"]}}},
+        "parameters": {"type": "object", "properties": {"entity_id": _str("The id of the entity the question asks for.")},
+                       "required": ["entity_id"]}}},
 ]
 
 

@@ -3,7 +3,9 @@
 TRL calls ``reset(**row)`` before each rollout, exposes every public method as a tool (from its
 type hints and docstring), runs the tool calls the model emits, and adds ``get_reward()`` to the
 rewards. This class forwards each tool call to an `OSINTEnv` step, so the env's parsing, budgets,
-evidence graph and reward apply unchanged. It imports nothing from TRL.
+evidence graph and reward apply unchanged; ``get_reward`` reads the env's episode record. The tool
+methods are generated from osint-gym's tool specs (`osint_gym.tools.TOOLS`), so their arguments and
+descriptions cannot drift from the env's. It imports nothing from TRL.
 
 Example (a Qwen-family instruct model, whose chat template TRL recognises)::
 
@@ -24,12 +26,17 @@ Example (a Qwen-family instruct model, whose chat template TRL recognises)::
 
 from __future__ import annotations
 
+import inspect
 import json
+from collections.abc import Callable
 from typing import Any
 
 from osint_gym.env import OSINTEnv
-from osint_gym.reward import score_episode
 from osint_gym.tasks import Task
+from osint_gym.tasks.task import DEFAULT_BUDGETS
+from osint_gym.tools import CONTROL_SCHEMAS, TOOLS, ToolSpec
+
+_PY_TYPES = {"string": str, "integer": int}
 
 
 def task_rows(tasks: list[Task], split: str) -> list[dict[str, Any]]:
@@ -37,14 +44,73 @@ def task_rows(tasks: list[Task], split: str) -> list[dict[str, Any]]:
     return [{"prompt": [{"role": "user", "content": t.question}], "task": json.dumps(t.to_dict()), "world": split} for t in tasks]
 
 
-class OSINTToolEnv:
-    """One OSINT-v0 episode per rollout, its tools as methods."""
+def _docstring(description: str, properties: dict[str, dict[str, Any]]) -> str:
+    """A Google-style docstring, which TRL (through transformers' get_json_schema) turns into the schema."""
+    lines = [description, "", "Args:"]
+    for name, prop in properties.items():
+        desc = prop.get("description", name)
+        if "minimum" in prop:
+            desc += f" ({prop['minimum']} to {prop['maximum']})"
+        lines.append(f"    {name}: {desc}")
+    return "\n".join(lines)
 
-    def __init__(self, max_steps: int = 24, max_parallel_calls: int = 4, max_observation_chars: int = 4000) -> None:
+
+def _tool_method(name: str, properties: dict[str, dict[str, Any]], required: list[str], description: str,
+                 build: Callable[[dict[str, Any]], dict[str, Any]]) -> Callable[..., str]:
+    """A method ``name(self, **args) -> str`` with a real signature, type hints and docstring."""
+    params = [inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)]
+    annotations: dict[str, Any] = {}
+    for arg, prop in properties.items():
+        kind = _PY_TYPES[prop["type"]]
+        default = inspect.Parameter.empty if arg in required else prop.get("default", kind())
+        params.append(inspect.Parameter(arg, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=default, annotation=kind))
+        annotations[arg] = kind
+    annotations["return"] = str
+    signature = inspect.Signature(params, return_annotation=str)
+
+    def method(self: OSINTToolEnv, *args: Any, **kwargs: Any) -> str:
+        bound = signature.bind(self, *args, **kwargs)
+        bound.apply_defaults()
+        given = {k: v for k, v in bound.arguments.items() if k != "self"}
+        return self._step(build(given))
+
+    method.__name__ = method.__qualname__ = name
+    method.__signature__ = signature  # type: ignore[attr-defined]
+    method.__annotations__ = annotations
+    method.__doc__ = _docstring(description, properties)
+    return method
+
+
+def _lookup(spec: ToolSpec) -> Callable[..., str]:
+    required = list(spec.parameters.get("required", []))
+    properties = spec.parameters["properties"]
+
+    def build(given: dict[str, Any]) -> dict[str, Any]:  # optional strings left empty are not sent
+        args = {k: v for k, v in given.items() if k in required or properties[k]["type"] != "string" or v}
+        return {"tool": spec.name, "args": args}
+
+    return _tool_method(spec.name, properties, required, spec.description, build)
+
+
+def _control(schema: dict[str, Any]) -> Callable[..., str]:
+    fn = schema["function"]
+    props = {k: {**v, "description": v.get("description", k)} for k, v in fn["parameters"]["properties"].items()}
+    name = fn["name"]
+
+    def build(given: dict[str, Any]) -> dict[str, Any]:
+        return {"add_edge": [given["src"], given["rel"], given["dst"]]} if name == "add_edge" else {name: given["entity_id"]}
+
+    return _tool_method(name, props, list(fn["parameters"]["required"]), fn["description"], build)
+
+
+class OSINTToolEnv:
+    """One OSINT-v0 episode per rollout, its tools as methods (generated from the env's tool specs)."""
+
+    def __init__(self, max_steps: int = DEFAULT_BUDGETS.max_steps, max_parallel_calls: int = DEFAULT_BUDGETS.max_parallel_calls,
+                 max_observation_chars: int = 4000) -> None:
         self.max_steps, self.max_parallel_calls, self.max_observation_chars = max_steps, max_parallel_calls, max_observation_chars
         self.env: OSINTEnv | None = None
         self.done = False
-        self.info: dict[str, Any] = {}
 
     def reset(self, **row: Any) -> str:
         from osint_gym.benchmark import benchmark_world
@@ -53,7 +119,7 @@ class OSINTToolEnv:
         self.env = OSINTEnv(world=benchmark_world(row.get("world", "v0:train")), tasks=[task], max_steps=self.max_steps,
                             max_parallel_calls=self.max_parallel_calls, max_observation_chars=self.max_observation_chars)
         obs, _ = self.env.reset(seed=0, options={"task_index": 0})
-        self.done, self.info = False, {}
+        self.done = False
         return obs
 
     def _step(self, action: dict[str, Any]) -> str:
@@ -61,133 +127,16 @@ class OSINTToolEnv:
             return "call reset() first"
         if self.done:
             return "The episode is over."
-        obs, _, terminated, truncated, info = self.env.step(action)
-        self.done, self.info = terminated or truncated, info
+        obs, _, terminated, truncated, _ = self.env.step(action)
+        self.done = terminated or truncated
         return obs
 
     def get_reward(self) -> float:
-        """The episode's osint-gym reward (an unanswered episode scores its penalties only)."""
-        if self.env is None:
-            return 0.0
-        if "reward_breakdown" in self.info:
-            return float(self.info["reward_breakdown"]["total"])
-        env = self.env
-        return float(score_episode(gold_answers=env.task.answers, gold_evidence=env.task.evidence, submitted=None,
-                                   penalties_paid=env.penalty_paid, cfg=env.reward_config).total)
+        """The episode's osint-gym reward from the env's record (unanswered: its penalties only)."""
+        return 0.0 if self.env is None else float(self.env.episode().reward)
 
-    # ------------------------------------------------------------------ tools (docstrings are the schemas)
-    def search_posts(self, query: str, limit: int = 10) -> str:
-        """Full-text search over microblog posts; every word must match.
 
-        Args:
-            query: Words, handles, names or ids to look for.
-            limit: Maximum number of results, 1 to 20.
-        """
-        return self._step({"tool": "search_posts", "args": {"query": query, "limit": limit}})
-
-    def get_post(self, post_id: str) -> str:
-        """Fetch one post: author, text, mentioned accounts, referenced entities.
-
-        Args:
-            post_id: A post id such as post_12.
-        """
-        return self._step({"tool": "get_post", "args": {"post_id": post_id}})
-
-    def get_user_posts(self, account: str, limit: int = 10) -> str:
-        """Posts written by an account.
-
-        Args:
-            account: Account id or @handle.
-            limit: Maximum number of results, 1 to 20.
-        """
-        return self._step({"tool": "get_user_posts", "args": {"account": account, "limit": limit}})
-
-    def get_mentions(self, account: str, limit: int = 10) -> str:
-        """Posts that mention an account.
-
-        Args:
-            account: Account id or @handle.
-            limit: Maximum number of results, 1 to 20.
-        """
-        return self._step({"tool": "get_mentions", "args": {"account": account, "limit": limit}})
-
-    def search_threads(self, query: str, limit: int = 10) -> str:
-        """Full-text search over forum threads and their comments.
-
-        Args:
-            query: Words, handles, names or ids to look for.
-            limit: Maximum number of results, 1 to 20.
-        """
-        return self._step({"tool": "search_threads", "args": {"query": query, "limit": limit}})
-
-    def get_thread(self, thread_id: str) -> str:
-        """Fetch one forum thread with its comments.
-
-        Args:
-            thread_id: A thread id such as thread_3.
-        """
-        return self._step({"tool": "get_thread", "args": {"thread_id": thread_id}})
-
-    def get_user_activity(self, account: str, limit: int = 10) -> str:
-        """Forum threads an account started and threads it commented on.
-
-        Args:
-            account: Account id or @handle.
-            limit: Maximum number of results, 1 to 20.
-        """
-        return self._step({"tool": "get_user_activity", "args": {"account": account, "limit": limit}})
-
-    def get_profile(self, handle_or_id: str) -> str:
-        """The public page of any entity: a person's directory entry, an account profile, an organization, location, event, post or thread.
-
-        Args:
-            handle_or_id: An entity id, an @handle or an exact name.
-        """
-        return self._step({"tool": "get_profile", "args": {"handle_or_id": handle_or_id}})
-
-    def search_people(self, name: str = "", organization: str = "", location: str = "", limit: int = 10) -> str:
-        """Search the people directory by name, employer and/or city; all given filters must match.
-
-        Args:
-            name: Words of the person's name.
-            organization: Organization id or exact name.
-            location: Location id or exact name.
-            limit: Maximum number of results, 1 to 20.
-        """
-        args = {k: v for k, v in (("name", name), ("organization", organization), ("location", location)) if v}
-        return self._step({"tool": "search_people", "args": {**args, "limit": limit}})
-
-    def get_connections(self, person_or_account: str) -> str:
-        """Who a person knows, or whom an account follows and is followed by.
-
-        Args:
-            person_or_account: Person id, account id or @handle.
-        """
-        return self._step({"tool": "get_connections", "args": {"person_or_account": person_or_account}})
-
-    def search_notes(self, query: str, limit: int = 10) -> str:
-        """Search the records already retrieved in this episode.
-
-        Args:
-            query: Words to look for.
-            limit: Maximum number of results, 1 to 20.
-        """
-        return self._step({"tool": "search_notes", "args": {"query": query, "limit": limit}})
-
-    def add_edge(self, src: str, rel: str, dst: str) -> str:
-        """Add an edge shown by a record you retrieved to your evidence graph.
-
-        Args:
-            src: Head entity id.
-            rel: Relation name, e.g. alias_of.
-            dst: Tail entity id.
-        """
-        return self._step({"add_edge": [src, rel, dst]})
-
-    def answer(self, entity_id: str) -> str:
-        """Submit one entity id as the final answer; this ends the episode.
-
-        Args:
-            entity_id: The id of the entity the question asks for.
-        """
-        return self._step({"answer": entity_id})
+for _spec in TOOLS.values():
+    setattr(OSINTToolEnv, _spec.name, _lookup(_spec))
+for _schema in CONTROL_SCHEMAS:
+    setattr(OSINTToolEnv, _schema["function"]["name"], _control(_schema))

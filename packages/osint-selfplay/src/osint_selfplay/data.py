@@ -12,8 +12,9 @@ import random
 from typing import Any
 
 from osint_gym import proposals
+from osint_gym.errors import TaskError
 from osint_gym.single_turn import answer_messages, build_context, gold_completion
-from osint_gym.tasks import Task, TaskSampler
+from osint_gym.tasks import DEFAULT_BUDGETS, Budgets, Task, TaskSampler
 from osint_gym.world import World
 
 from osint_selfplay.config import RunConfig
@@ -27,13 +28,26 @@ def answerer_row(world: World, task: Task, cfg: RunConfig, source: str) -> dict[
             "source": source, "world_seed": world.seed}
 
 
+def answerer_budgets(cfg: RunConfig) -> Budgets:
+    """The budgets the answerer's tasks are verified under: the multi-turn episode's, else the defaults."""
+    a = cfg.answerer
+    if a.mode != "multi_turn":
+        return DEFAULT_BUDGETS
+    return Budgets(a.max_turns, a.max_parallel_calls, a.max_observation_chars)
+
+
 def seed_tasks(pool: WorldPool, cfg: RunConfig, n: int, offset: int) -> list[tuple[World, Task]]:
-    """Verified osint-gym tasks spread over the training worlds, cycling the configured difficulties."""
+    """Verified osint-gym tasks spread over the training worlds, cycling the configured difficulties
+    (one sampler per world: its task families are built once)."""
     diffs = cfg.answerer.seed_difficulties
+    budgets = answerer_budgets(cfg)
+    samplers: dict[int | None, TaskSampler] = {}
     out = []
     for i in range(n):
         world = pool.pick(offset + i)
-        out.append((world, TaskSampler(world, cfg.seed).sample(offset + i, difficulty=diffs[i % len(diffs)])))
+        if world.seed not in samplers:
+            samplers[world.seed] = TaskSampler(world, cfg.seed, budgets=budgets)
+        out.append((world, samplers[world.seed].sample(offset + i, difficulty=diffs[i % len(diffs)])))
     return out
 
 
@@ -82,12 +96,13 @@ def mix_answerer_rows(pool: WorldPool, cfg: RunConfig, generated: list[Task], ro
     items = [(pool.world(t.provenance["world_seed"]), t, "generated") for t in used]
     items += [(w, t, "seed") for w, t in seed_tasks(pool, cfg, total - len(used), offset=round_index * 100_000)]
     random.Random(f"mix:{cfg.seed}:{round_index}").shuffle(items)
+    over_budget = 0
     if cfg.answerer.mode == "multi_turn":
-        rows = multi_turn_rows(pool, cfg, items)
+        rows, over_budget = multi_turn_rows(pool, cfg, items)
     else:
         rows = [answerer_row(w, t, cfg, source) for w, t, source in items]
     return rows, {"generated": len(used), "seed": total - len(used), "top_up": top_up, "wanted_generated": want,
-                  "rows": len(rows)}
+                  "rows": len(rows), "unsolvable_under_budget": over_budget}
 
 
 def as_messages(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -96,47 +111,53 @@ def as_messages(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 # ---------------------------------------------------------------------------- multi-turn answerer
-def multi_turn_rows(pool: WorldPool, cfg: RunConfig, items: list[tuple[World, Task, str]]) -> list[dict[str, Any]]:
-    """Rows whose prompt is the episode's opening (system + reset observation); rows whose prompt
-    repeats an earlier one are dropped (the rollout finds a row's task by its prompt)."""
+def multi_turn_rows(pool: WorldPool, cfg: RunConfig, items: list[tuple[World, Task, str]]) -> tuple[list[dict[str, Any]], int]:
+    """(rows, tasks dropped): rows whose prompt is the episode's opening (system + reset observation).
+    A task the tool-only oracle cannot solve under the episode's budgets is dropped and counted
+    (generated tasks were verified under the default budgets); rows whose prompt repeats an earlier
+    one are dropped (the rollout finds a row's task by its prompt)."""
+    from osint_gym.tasks import verified
+
     from osint_selfplay.rollout import episode_prompt, prompt_key
 
     a = cfg.answerer
-    rows, seen = [], set()
+    budgets = answerer_budgets(cfg)
+    rows, seen, dropped = [], set(), 0
     for world, task, source in items:
+        try:
+            task = verified(world, task, budgets)
+        except TaskError:
+            dropped += 1
+            continue
         prompt = episode_prompt(pool, task, world.seed, a.max_turns, a.max_parallel_calls, a.max_observation_chars)
         key = prompt_key(prompt)
         if key in seen:
             continue
         seen.add(key)
         rows.append({"prompt": prompt, "task": json.dumps(task.to_dict()), "world_seed": world.seed, "source": source})
-    return rows
+    return rows, dropped
 
 
 def sft_multi_turn_rows(pool: WorldPool, cfg: RunConfig) -> list[dict[str, Any]]:
     """Oracle trajectories in the multi-turn chat format (``messages`` rows; the loss is on the
-    assistant turns only): how to call tools, cite evidence and answer."""
+    assistant turns only): how to call tools, cite evidence and answer. Each one is a real episode
+    through the env (`osint_gym.agents.run_episode`), kept only if it was correct."""
     from osint_gym import chat
-    from osint_gym.env import OSINTEnv
-    from osint_gym.tasks.oracle import OraclePolicy
+    from osint_gym.agents import OracleAgent, run_episode
+
+    from osint_selfplay.rollout import episode_env
 
     a = cfg.answerer
     rows = []
     for world, task in seed_tasks(pool, cfg, cfg.warm_start.answerer_examples, offset=10_000_000):
-        env = OSINTEnv(world=world, tasks=[task], max_steps=a.max_turns, max_parallel_calls=a.max_parallel_calls,
-                       max_observation_chars=a.max_observation_chars)
-        obs, _ = env.reset(seed=0, options={"task_index": 0})
-        oracle = OraclePolicy()
-        oracle.reset(task.query, world.kind, a.max_parallel_calls)
-        messages = chat.start_messages(obs)
-        done, info = False, {}
-        while not done:
-            action = oracle.act(obs)
-            obs, _, terminated, truncated, info = env.step(action)
-            messages.append({"role": "assistant", "content": action})
-            done = terminated or truncated
-            if not done:
-                messages.append(chat.observation_message(obs))
-        if info.get("correct"):  # only demonstrations that worked within this run's budgets
-            rows.append({"messages": messages})
+        env = episode_env(pool, task, world.seed, a.max_turns, a.max_parallel_calls, a.max_observation_chars)
+        record = run_episode(env, OracleAgent(), seed=0, options={"task_index": 0})
+        if not record.correct:  # only demonstrations that worked within this run's budgets
+            continue
+        messages = chat.start_messages(record.first_observation)
+        for k, turn in enumerate(record.turns):
+            messages.append({"role": "assistant", "content": turn.action})
+            if k + 1 < len(record.turns):
+                messages.append(chat.observation_message(turn.observation))
+        rows.append({"messages": messages})
     return rows

@@ -11,8 +11,11 @@ The completion ids interleave model tokens (``env_mask`` 1, trained) and environ
 episode's osint-gym reward, computed by the env from what happened; the counts the env measured
 (tool calls, critical steps, useful parallel calls) travel with each rollout to the reward function.
 
-Generation goes through the trainer's own single-turn generator, so the same code runs with
-Hugging Face generation on a CPU and with vLLM on a GPU.
+Episodes run through osint-gym's one episode loop (`osint_gym.agents.run_episodes`) with a batch
+agent that generates every pending turn together; when the token budget runs out the agent stops
+its episode, which the env scores as its own truncation. Everything logged comes from the env's
+episode record. Generation goes through the trainer's own single-turn generator, so the same code
+runs with Hugging Face generation on a CPU and with vLLM on a GPU.
 """
 
 from __future__ import annotations
@@ -22,8 +25,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from osint_gym import chat
+from osint_gym.agents import run_episodes
 from osint_gym.env import OSINTEnv
-from osint_gym.reward import score_episode
+from osint_gym.episode import EpisodeRecord
 from osint_gym.tasks import Task
 
 from osint_selfplay.worlds import WorldPool
@@ -33,25 +37,86 @@ def prompt_key(prompt: Any) -> str:
     return json.dumps(prompt, sort_keys=True)
 
 
+def episode_env(pool: WorldPool, task: Task, world_seed: int, max_turns: int, max_parallel_calls: int,
+                max_observation_chars: int) -> OSINTEnv:
+    """The env of one multi-turn task (the task is stamped, so building it verifies nothing)."""
+    return OSINTEnv(world=pool.world(world_seed), tasks=[task], max_steps=max_turns, max_parallel_calls=max_parallel_calls,
+                    max_observation_chars=max_observation_chars)
+
+
 def episode_prompt(pool: WorldPool, task: Task, world_seed: int, max_turns: int, max_parallel_calls: int,
                    max_observation_chars: int) -> list[dict[str, str]]:
     """The row prompt of a multi-turn task: the system message and the env's reset observation."""
-    env = OSINTEnv(world=pool.world(world_seed), tasks=[task], max_steps=max_turns, max_parallel_calls=max_parallel_calls,
-                   max_observation_chars=max_observation_chars)
+    env = episode_env(pool, task, world_seed, max_turns, max_parallel_calls, max_observation_chars)
     obs, _ = env.reset(seed=0, options={"task_index": 0})
     return chat.start_messages(obs)
 
 
 @dataclass
-class _Episode:
-    env: OSINTEnv
+class _Tokens:
     messages: list[dict[str, str]]
     prompt_ids: list[int]
     completion_ids: list[int] = field(default_factory=list)
     env_mask: list[int] = field(default_factory=list)
-    done: bool = False
+    last: str | None = None  # the model's last turn, once it has taken one
+    last_ended: bool = False  # whether that turn ended with an end-of-turn token
     cut: bool = False  # ended by the token budget
-    info: dict[str, Any] = field(default_factory=dict)
+
+
+class _TokenAgent:
+    """The policy under training as a `BatchAgent`: one generation call per turn for every pending
+    episode, token ids and the env mask kept per episode, ``None`` once the token budget is spent."""
+
+    def __init__(self, rollout: MultiTurnRollout, trainer: Any, prompts: list[Any]) -> None:
+        self.rollout, self.trainer, self.prompts = rollout, trainer, prompts
+        self.tokenizer = trainer.processing_class
+        self.budget = trainer.max_completion_length
+        self.eos_ids = set(getattr(trainer, "eos_token_ids", [self.tokenizer.eos_token_id]))
+        self.state: dict[int, _Tokens] = {}
+
+    def reset(self, index: int, env: OSINTEnv, observation: str, info: dict[str, Any]) -> None:
+        prompt = self.prompts[index]
+        ids = self.tokenizer.apply_chat_template(prompt, add_generation_prompt=True, tokenize=True)
+        self.state[index] = _Tokens(list(prompt), ids["input_ids"] if hasattr(ids, "keys") else list(ids))
+
+    def _add_observation(self, ep: _Tokens, observation: str) -> bool:
+        """Append the environment's tokens (masked out of the loss); False if they do not fit."""
+        assert ep.last is not None
+        extra = self.rollout.env_ids(self.tokenizer, ep.messages[:-1], ep.last, observation, ep.last_ended)
+        if len(ep.completion_ids) + len(extra) >= self.budget:
+            return False  # no room for the observation and another turn
+        ep.completion_ids += extra
+        ep.env_mask += [0] * len(extra)
+        ep.messages.append(chat.observation_message(observation))
+        return True
+
+    def act(self, pending: list[tuple[int, str]]) -> list[str | None]:
+        actions: dict[int, str | None] = {}
+        ready = []
+        for i, observation in pending:
+            ep = self.state[i]
+            if ep.last is not None and not self._add_observation(ep, observation):
+                ep.cut, actions[i] = True, None
+            else:
+                ready.append(i)
+        if ready:
+            outs, _ = self.trainer._generate_single_turn([self.state[i].prompt_ids + self.state[i].completion_ids for i in ready], None, {}, 1)
+            for i, ids in zip(ready, outs):
+                actions[i] = self._take_turn(self.state[i], list(ids))
+        return [actions[i] for i, _ in pending]
+
+    def _take_turn(self, ep: _Tokens, ids: list[int]) -> str | None:
+        ids = ids[: self.budget - len(ep.completion_ids)]
+        ep.completion_ids += ids
+        ep.env_mask += [1] * len(ids)
+        ended = bool(ids) and ids[-1] in self.eos_ids
+        if not ended and len(ep.completion_ids) >= self.budget:
+            ep.cut = True  # the turn did not finish inside the budget
+            return None
+        content = self.tokenizer.decode(ids, skip_special_tokens=True)
+        ep.messages.append({"role": "assistant", "content": content})
+        ep.last, ep.last_ended = content, ended
+        return content
 
 
 class MultiTurnRollout:
@@ -85,69 +150,30 @@ class MultiTurnRollout:
 
     # ------------------------------------------------------------------ rollout
     def __call__(self, prompts: list[Any], trainer: Any) -> dict[str, Any]:
-        tokenizer = trainer.processing_class
-        budget = trainer.max_completion_length
-        eos_ids = set(getattr(trainer, "eos_token_ids", [tokenizer.eos_token_id]))
-        episodes: list[_Episode] = []
+        envs = []
         for prompt in prompts:
             task, world_seed = self.tasks[prompt_key(prompt)]
-            env = OSINTEnv(world=self.pool.world(world_seed), tasks=[task], max_steps=self.max_turns,
-                           max_parallel_calls=self.max_parallel_calls, max_observation_chars=self.max_observation_chars)
-            env.reset(seed=0, options={"task_index": 0})  # every member of a group starts from the same state
-            ids = tokenizer.apply_chat_template(prompt, add_generation_prompt=True, tokenize=True)
-            ids = ids["input_ids"] if hasattr(ids, "keys") else list(ids)
-            episodes.append(_Episode(env, list(prompt), ids))
-        while True:
-            active = [e for e in episodes if not e.done]
-            if not active:
-                break
-            outs, _ = trainer._generate_single_turn([e.prompt_ids + e.completion_ids for e in active], None, {}, 1)
-            for ep, ids in zip(active, outs):
-                ids = list(ids)[: budget - len(ep.completion_ids)]
-                ep.completion_ids += ids
-                ep.env_mask += [1] * len(ids)
-                ended = bool(ids) and ids[-1] in eos_ids
-                if not ended and len(ep.completion_ids) >= budget:
-                    ep.done = ep.cut = True  # the turn did not finish inside the budget
-                    continue
-                content = tokenizer.decode(ids, skip_special_tokens=True)
-                obs, _, terminated, truncated, info = ep.env.step(content)
-                ep.info = info
-                ep.messages = ep.messages + [{"role": "assistant", "content": content}]
-                if terminated or truncated:
-                    ep.done = True
-                    continue
-                extra = self.env_ids(tokenizer, ep.messages[:-1], content, obs, ended)
-                if len(ep.completion_ids) + len(extra) >= budget:
-                    ep.done = ep.cut = True  # no room for the observation and another turn
-                    continue
-                ep.completion_ids += extra
-                ep.env_mask += [0] * len(extra)
-                ep.messages = ep.messages + [chat.observation_message(obs)]
-        return self._result(episodes)
+            envs.append(episode_env(self.pool, task, world_seed, self.max_turns, self.max_parallel_calls, self.max_observation_chars))
+        agent = _TokenAgent(self, trainer, list(prompts))
+        # every member of a group starts from the same state: the same task, reset the same way
+        records = run_episodes(envs, agent, seeds=[0] * len(envs), options=[{"task_index": 0}] * len(envs))
+        return self._result(records, [agent.state[i] for i in range(len(envs))])
 
-    def _result(self, episodes: list[_Episode]) -> dict[str, Any]:
+    def _result(self, records: list[EpisodeRecord], tokens: list[_Tokens]) -> dict[str, Any]:
         out: dict[str, Any] = {"prompt_ids": [], "completion_ids": [], "logprobs": None, "env_mask": [], "env_reward": [],
                                "tool_calls": [], "critical_steps": [], "parallel_calls": [], "useful_parallel_calls": [],
                                "cut_by_budget": [], "well_formed_tool_call": []}
-        for ep in episodes:
-            env = ep.env
-            if "reward_breakdown" in ep.info:
-                total = ep.info["reward_breakdown"]["total"]
-            else:  # cut by the token budget: scored as unanswered, like a truncated episode
-                total = score_episode(gold_answers=env.task.answers, gold_evidence=env.task.evidence, submitted=None,
-                                      penalties_paid=env.penalty_paid, cfg=env.reward_config).total
-            summary = env.call_counts()
+        for record, ep in zip(records, tokens):
             out["prompt_ids"].append(ep.prompt_ids)
             out["completion_ids"].append(ep.completion_ids)
             out["env_mask"].append(ep.env_mask)
-            out["env_reward"].append(total)
-            out["tool_calls"].append(env.tool_calls)
-            out["critical_steps"].append(env.critical_steps)
-            out["parallel_calls"].append(summary["parallel_calls"])
-            out["useful_parallel_calls"].append(summary["useful_parallel_calls"])
-            out["cut_by_budget"].append(ep.cut)
-            out["well_formed_tool_call"].append(env.tool_calls > 0)
+            out["env_reward"].append(record.reward)
+            out["tool_calls"].append(record.tool_calls)
+            out["critical_steps"].append(record.critical_steps)
+            out["parallel_calls"].append(record.parallel_calls)
+            out["useful_parallel_calls"].append(record.useful_parallel_calls)
+            out["cut_by_budget"].append(record.end == "token_budget")
+            out["well_formed_tool_call"].append(record.tool_calls > 0)
             self.stats.append({k: out[k][-1] for k in ("env_reward", "tool_calls", "critical_steps", "parallel_calls",
                                                        "useful_parallel_calls", "cut_by_budget", "well_formed_tool_call")})
         return out

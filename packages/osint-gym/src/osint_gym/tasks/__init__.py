@@ -4,10 +4,15 @@ from osint_gym.tasks.families import create_family, list_families, register_fami
 from osint_gym.tasks.oracle import OracleResult, oracle_plan, run_oracle
 from osint_gym.tasks.query import Filter, Hop, Query
 from osint_gym.tasks.sampler import TaskSampler
-from osint_gym.tasks.task import DIFFICULTIES, FailureReason, Task, Verdict, difficulty_for_hops, load_jsonl, save_jsonl
-from osint_gym.tasks.verify import DEFAULT_MAX_PARALLEL_CALLS, DEFAULT_MAX_STEPS, mentions, names_entity, verify_task
+from osint_gym.tasks.task import (
+    DEFAULT_BUDGETS, DIFFICULTIES, Budgets, FailureReason, Stamp, Task, Verdict, difficulty_for_hops, load_jsonl, save_jsonl,
+)
+from osint_gym.tasks.verify import (
+    DEFAULT_MAX_PARALLEL_CALLS, DEFAULT_MAX_STEPS, mentions, names_entity, verified, verify_task, world_fingerprint,
+)
 
 __all__ = [
+    "DEFAULT_BUDGETS", "Budgets", "Stamp", "verified", "world_fingerprint",
     "DEFAULT_MAX_PARALLEL_CALLS", "DEFAULT_MAX_STEPS", "DIFFICULTIES", "FailureReason", "Filter", "Hop",
     "OracleResult", "Query", "Task", "TaskSampler", "Verdict", "create_family", "difficulty_for_hops",
     "list_families", "load_jsonl", "mentions", "names_entity", "oracle_plan", "register_family",

@@ -4,17 +4,19 @@ learns every fact through the agent's own tools.
 It proves each task answerable within the step budget (task verification) and is the upper
 bound in evaluations. It is written as a plan (a generator) that yields batches of tool calls
 and receives their results, so the same plan runs directly against the tools (fast, for
-verification) or through ``env.step`` as JSON actions (`OraclePolicy`).
+verification) or through ``env.step`` as JSON actions (`osint_gym.agents.OracleAgent`).
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Generator
 from dataclasses import dataclass
 from typing import Any
 
 from osint_gym.schema import Direction, Edge
 from osint_gym.tasks.query import ATTRIBUTE_FILTERS, Filter, Query
+from osint_gym.text import fit_json_cut
 from osint_gym.tools import Notes, ToolError, tools_for
 from osint_gym.views import record_edges, records_in
 from osint_gym.world.graph import World
@@ -208,12 +210,27 @@ class OracleResult:
 
     @property
     def answer(self) -> str | None:
-        """The oracle answers only when its reading determines exactly one entity."""
-        return self.found[0] if len(self.found) == 1 and not self.out_of_budget else None
+        """The one id the oracle submits: the first entity its reading determined. A single-answer
+        task is verified only when exactly one was determined; under Hits@1 (knowledge-graph
+        questions with several gold answers) any one of them is a correct answer."""
+        return self.found[0] if self.found and not self.out_of_budget else None
 
 
-def run_oracle(world: World, query: Query, max_steps: int, max_parallel_calls: int) -> OracleResult:
-    """Run the plan directly against the tools, counting steps as the env would."""
+def _observed(step: int, max_steps: int, entries: list[dict[str, Any]], max_chars: int) -> list[Any]:
+    """The results of one step as the agent sees them: through the env's observation budget."""
+    data = [e.get("result") if e["ok"] else None for e in entries]
+    obs = {"step": step, "steps_left": max_steps - step, "results": entries}
+    text, cut = fit_json_cut(obs, max_chars)
+    if not cut:
+        return data  # the common case: nothing was cut, no need to decode what was just encoded
+    seen = json.loads(text).get("results", [])
+    got = [e.get("result") if isinstance(e, dict) and e.get("ok") else None for e in seen]
+    return (got + [None] * len(entries))[: len(entries)]
+
+
+def run_oracle(world: World, query: Query, max_steps: int, max_parallel_calls: int,
+               max_observation_chars: int = 16_384) -> OracleResult:
+    """Run the plan directly against the tools, counting steps and cutting observations as the env would."""
     tools = tools_for(world)
     notes = Notes()
     plan = oracle_plan(query, world.kind)
@@ -226,71 +243,15 @@ def run_oracle(world: World, query: Query, max_steps: int, max_parallel_calls: i
                 steps += 1
                 if steps >= max_steps:  # the answer still needs a step of its own
                     return OracleResult((), steps, calls, out_of_budget=True)
+                entries: list[dict[str, Any]] = []
                 for name, args in batch[start : start + max_parallel_calls]:
                     calls += 1
                     try:
-                        results.append(tools[name](world, notes, args).data)
-                    except ToolError:
-                        results.append(None)
+                        entries.append({"call": name, "ok": True, "result": tools[name](world, notes, args).data})
+                    except ToolError as exc:
+                        entries.append({"call": name, "ok": False, "error": str(exc)})
+                results += _observed(steps, max_steps, entries, max_observation_chars)
             batch = plan.send(results)
     except StopIteration as stop:
         found, evidence = stop.value
         return OracleResult(tuple(found), steps + 1, calls, evidence=tuple(evidence))
-
-
-class OraclePolicy:
-    """The oracle as an agent acting through ``env.step``: it emits JSON tool-call actions and
-    reads the facts it needs back out of the observations (never out of the world).
-
-    Usage::
-
-        policy = OraclePolicy()
-        obs, info = env.reset(seed=0)
-        policy.reset(env.unwrapped.task.query, env.unwrapped.world.kind, env.unwrapped.max_parallel_calls)
-        while not done:
-            obs, reward, terminated, truncated, info = env.step(policy.act(obs))
-    """
-
-    def __init__(self) -> None:
-        self._plan: Plan | None = None
-
-    def reset(self, query: Query, kind: str = "osint", max_parallel_calls: int = 4) -> None:
-        self._plan = oracle_plan(query, kind)
-        self._max_parallel = max_parallel_calls
-        self._pending: list[Call] = []  # calls of the current batch not yet sent
-        self._collected: list[Any] = []  # results of the current batch so far
-        self._answer: tuple[list[str], list[Edge]] | None = None
-        self._sent = 0
-        try:
-            self._pending = next(self._plan)
-        except StopIteration as stop:
-            self._answer = stop.value
-
-    def act(self, observation: str) -> str:
-        import json
-
-        if self._sent:  # read the results of the calls sent last step
-            try:
-                entries = json.loads(observation).get("results", [])
-            except (ValueError, AttributeError):
-                entries = []
-            got = [e.get("result") if isinstance(e, dict) and e.get("ok") else None for e in entries]
-            self._collected += (got + [None] * self._sent)[: self._sent]
-            self._sent = 0
-            if not self._pending and self._answer is None:
-                assert self._plan is not None
-                try:
-                    self._pending = self._plan.send(self._collected)
-                except StopIteration as stop:
-                    self._answer = stop.value
-                self._collected = []
-        if self._answer is not None:  # cite the evidence it read, then answer, in one action
-            found, evidence = self._answer
-            calls: list[dict[str, Any]] = [{"add_edge": list(e)} for e in evidence]
-            calls.append({"answer": found[0] if len(found) == 1 else found})
-            return json.dumps({"tool_calls": calls})
-        chunk, self._pending = self._pending[: self._max_parallel], self._pending[self._max_parallel :]
-        self._sent = len(chunk)
-        if len(chunk) == 1:
-            return json.dumps({"tool": chunk[0][0], "args": chunk[0][1]})
-        return json.dumps({"tool_calls": [{"tool": n, "args": a} for n, a in chunk]})

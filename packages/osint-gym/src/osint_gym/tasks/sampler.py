@@ -8,8 +8,8 @@ from collections.abc import Iterable
 
 from osint_gym.errors import ConfigError, TaskError
 from osint_gym.tasks.families import TaskFamily, create_family, list_families
-from osint_gym.tasks.task import DIFFICULTIES, Task
-from osint_gym.tasks.verify import DEFAULT_MAX_PARALLEL_CALLS, DEFAULT_MAX_STEPS, verify_task
+from osint_gym.tasks.task import DEFAULT_BUDGETS, DIFFICULTIES, Budgets, Task
+from osint_gym.tasks.verify import verify_task, world_fingerprint
 from osint_gym.world.graph import World
 
 
@@ -18,7 +18,9 @@ class TaskSampler:
 
     Every draw uses its own ``random.Random(f"{seed}:{index}")`` (reasoning-gym's habit), so item
     ``i`` can be produced without producing the items before it. Candidates that fail
-    verification are counted by reason in ``rejections`` and redrawn from the same rng.
+    verification (under ``budgets``) are counted by reason in ``rejections`` and redrawn from the
+    same rng; accepted tasks carry their verification stamp. Build one sampler per world and
+    reuse it: the families are built once, here.
     """
 
     def __init__(
@@ -28,8 +30,7 @@ class TaskSampler:
         *,
         families: Iterable[str] | None = None,
         difficulty: str | None = None,
-        max_steps: int = DEFAULT_MAX_STEPS,
-        max_parallel_calls: int = DEFAULT_MAX_PARALLEL_CALLS,
+        budgets: Budgets = DEFAULT_BUDGETS,
         max_attempts: int = 200,
     ) -> None:
         if difficulty is not None and difficulty not in DIFFICULTIES:
@@ -38,8 +39,7 @@ class TaskSampler:
         self.world = world
         self.seed = seed
         self.difficulty = difficulty
-        self.max_steps = max_steps
-        self.max_parallel_calls = max_parallel_calls
+        self.budgets = budgets
         self.max_attempts = max_attempts
         self.families: dict[str, TaskFamily] = {n: create_family(n) for n in names}
         self.rejections: Counter[str] = Counter()
@@ -73,12 +73,14 @@ class TaskSampler:
             if task is None:
                 self.rejections["no_unique_path"] += 1
                 continue
-            verdict = verify_task(self.world, task, max_steps=self.max_steps, max_parallel_calls=self.max_parallel_calls)
+            b = self.budgets
+            verdict = verify_task(self.world, task, max_steps=b.max_steps, max_parallel_calls=b.max_parallel_calls,
+                                  max_observation_chars=b.max_observation_chars)
             if not verdict.ok:
                 self.rejections[verdict.reason.value] += 1
                 continue
             self.accepted += 1
-            return task
+            return task.stamped(world_fingerprint(self.world), b)
         raise TaskError(
             f"no verified {family or 'any-family'} {difficulty or 'any-difficulty'} task at index {index} "
             f"after {self.max_attempts} attempts (rejections so far: {dict(self.rejections)})"

@@ -2,16 +2,68 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import Enum
 from typing import Any
 
-from osint_gym.errors import TaskError
+from osint_gym.errors import ConfigError, TaskError
 from osint_gym.schema import Edge
 from osint_gym.tasks.query import Query
 
 DIFFICULTIES = ("easy", "medium", "hard")
+
+
+@dataclass(frozen=True)
+class Budgets:
+    """The budgets a task is verified under and served with; the one home of their defaults.
+
+    A task verified under budgets ``b`` stays solvable under any budgets that `cover` ``b``: more
+    steps, more parallel calls and longer observations never take an oracle step away.
+    """
+
+    max_steps: int = 24
+    max_parallel_calls: int = 4
+    max_observation_chars: int = 16_384
+
+    def __post_init__(self) -> None:
+        for name, lo, hi in (("max_steps", 1, 10_000), ("max_parallel_calls", 1, 64), ("max_observation_chars", 256, 10_000_000)):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
+                raise ConfigError(f"{name} must be an integer in [{lo}, {hi}], got {value!r}")
+
+    def covers(self, verified: Budgets) -> bool:
+        """Whether a task verified under ``verified`` is still solvable under these budgets."""
+        return (self.max_steps >= verified.max_steps and self.max_parallel_calls >= verified.max_parallel_calls
+                and self.max_observation_chars >= verified.max_observation_chars)
+
+    def to_dict(self) -> dict[str, int]:
+        return {"max_steps": self.max_steps, "max_parallel_calls": self.max_parallel_calls,
+                "max_observation_chars": self.max_observation_chars}
+
+
+DEFAULT_BUDGETS = Budgets()
+
+
+@dataclass(frozen=True)
+class Stamp:
+    """Proof that a task passed `verify_task` in one world under some budgets.
+
+    ``digest`` binds the stamp to the task's content, so a task edited after verification (or a
+    file row whose fields were changed) carries no valid stamp and is verified again.
+    """
+
+    world: str  # World.fingerprint() of the world it was verified in
+    budgets: Budgets
+    digest: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"world": self.world, "budgets": self.budgets.to_dict(), "digest": self.digest}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Stamp:
+        return cls(str(data["world"]), Budgets(**data["budgets"]), str(data["digest"]))
 
 
 def difficulty_for_hops(n_hops: int) -> str:
@@ -70,6 +122,7 @@ class Task:
     query: Query | None = None
     answer_type: str = "entity"
     provenance: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
+    stamp: Stamp | None = field(default=None, hash=False, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         if not self.answers or not all(isinstance(a, str) and a for a in self.answers):
@@ -83,6 +136,21 @@ class Task:
     def answer(self) -> str:
         return self.answers[0]
 
+    def content_digest(self, world: str, budgets: Budgets) -> str:
+        """sha256 over what verification judged (not the id or provenance) plus world and budgets."""
+        content = [self.question, list(self.answers), [list(e) for e in self.evidence], self.family, self.difficulty,
+                   self.query.to_dict() if self.query else None, self.answer_type, world, budgets.to_dict()]
+        return hashlib.sha256(json.dumps(content, sort_keys=True).encode()).hexdigest()
+
+    def stamped(self, world: str, budgets: Budgets) -> Task:
+        """This task with a verification stamp (called by verification only)."""
+        return replace(self, stamp=Stamp(world, budgets, self.content_digest(world, budgets)))
+
+    def verified_for(self, world: str, budgets: Budgets) -> bool:
+        """Whether this task carries a stamp that covers ``world`` and ``budgets`` (no re-verification)."""
+        s = self.stamp
+        return s is not None and s.world == world and budgets.covers(s.budgets)
+
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready row (also a valid Hugging Face ``datasets`` row)."""
         return {
@@ -95,6 +163,7 @@ class Task:
             "answer_type": self.answer_type,
             "query": json.dumps(self.query.to_dict()) if self.query else "",
             "provenance": json.dumps(self.provenance, sort_keys=True),
+            "stamp": json.dumps(self.stamp.to_dict(), sort_keys=True) if self.stamp else "",
         }
 
     @classmethod
@@ -112,7 +181,7 @@ class Task:
             answers = row["answers"] if "answers" in row else [row["answer"]]
             if isinstance(answers, str) or not isinstance(answers, list):
                 answers = [answers]
-            return cls(
+            task = cls(
                 task_id=str(row.get("task_id", "")),
                 question=row["question"],
                 answers=tuple(answers),
@@ -123,10 +192,26 @@ class Task:
                 answer_type=str(row.get("answer_type", "entity")),
                 provenance=dict(provenance),
             )
+            stamp = row.get("stamp") or None
+            if isinstance(stamp, str):
+                stamp = json.loads(stamp)
         except TaskError:
             raise
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise TaskError(f"malformed task row ({type(exc).__name__}: {exc})") from None
+        return task._with_row_stamp(stamp)
+
+    def _with_row_stamp(self, data: Any) -> Task:
+        """Keep a stamp read from a file only if it still matches this task's content."""
+        if not isinstance(data, dict):
+            return self
+        try:
+            stamp = Stamp.from_dict(data)
+        except (KeyError, TypeError, ValueError):
+            raise TaskError(f"task {self.task_id!r}: malformed stamp {str(data)[:80]!r}") from None
+        if stamp.digest != self.content_digest(stamp.world, stamp.budgets):
+            return self  # edited since it was verified: it will be verified again
+        return replace(self, stamp=stamp)
 
 
 def save_jsonl(tasks: list[Task], path: str) -> None:

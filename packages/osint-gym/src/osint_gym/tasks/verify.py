@@ -7,12 +7,14 @@ its answer(s), and the tool-only oracle reaches the answer within the step budge
 
 from __future__ import annotations
 
+from osint_gym.errors import TaskError
 from osint_gym.tasks.oracle import run_oracle
-from osint_gym.tasks.task import FailureReason, Task, Verdict
+from osint_gym.tasks.task import DEFAULT_BUDGETS, Budgets, FailureReason, Task, Verdict
 from osint_gym.world.graph import World
 
-DEFAULT_MAX_STEPS = 24
-DEFAULT_MAX_PARALLEL_CALLS = 4
+DEFAULT_MAX_STEPS = DEFAULT_BUDGETS.max_steps
+DEFAULT_MAX_PARALLEL_CALLS = DEFAULT_BUDGETS.max_parallel_calls
+DEFAULT_MAX_OBSERVATION_CHARS = DEFAULT_BUDGETS.max_observation_chars
 MAX_QUESTION_CHARS = 400
 MAX_HOPS = 5
 
@@ -54,14 +56,25 @@ def names_entity(world: World, text: str, entity_id: str) -> bool:
     return len(world.by_name.get(label.lower(), ())) == 1 and mentions(text, label)
 
 
+def world_fingerprint(world: World) -> str:
+    """`World.fingerprint`, computed once per world object (worlds are never mutated)."""
+    fp = world.cache.get("fingerprint")
+    if fp is None:
+        fp = world.cache["fingerprint"] = world.fingerprint()
+    return fp
+
+
 def verify_task(
     world: World,
     task: Task,
     *,
     max_steps: int = DEFAULT_MAX_STEPS,
     max_parallel_calls: int = DEFAULT_MAX_PARALLEL_CALLS,
+    max_observation_chars: int = DEFAULT_MAX_OBSERVATION_CHARS,
     check_oracle: bool = True,
 ) -> Verdict:
+    """Whether ``task`` may be served in ``world`` under these budgets (the oracle runs under the
+    same step, parallel-call and observation budgets the env serves the task with)."""
     for answer in task.answers:
         if answer not in world:
             return Verdict(FailureReason.UNKNOWN_ENTITY, f"answer {answer!r} is not an entity of this world")
@@ -89,10 +102,24 @@ def verify_task(
             return Verdict(FailureReason.AMBIGUOUS, f"the question fits {len(determined)} entities")
         return Verdict(FailureReason.ANSWER_MISMATCH, f"the question determines {determined[:5]}, not {list(task.answers)}")
     if check_oracle:
-        result = run_oracle(world, query, max_steps, max_parallel_calls)
-        if not result.found or not set(result.found) <= set(task.answers) or (
-            len(task.answers) == 1 and result.answer is None
+        result = run_oracle(world, query, max_steps, max_parallel_calls, max_observation_chars)
+        if result.answer is None or not set(result.found) <= set(task.answers) or (
+            len(task.answers) == 1 and len(result.found) != 1
         ):
             why = "ran out of steps" if result.out_of_budget else f"found {list(result.found)[:5]}"
             return Verdict(FailureReason.UNSOLVABLE, f"the tool-only oracle {why} within {max_steps} steps")
     return Verdict.success()
+
+
+def verified(world: World, task: Task, budgets: Budgets = DEFAULT_BUDGETS) -> Task:
+    """``task`` carrying a stamp for ``world`` and ``budgets``: as it is if its stamp already covers
+    them (nothing is verified twice), else verified now; a task that fails raises `TaskError`."""
+    fp = world_fingerprint(world)
+    if task.verified_for(fp, budgets):
+        return task
+    verdict = verify_task(world, task, max_steps=budgets.max_steps, max_parallel_calls=budgets.max_parallel_calls,
+                          max_observation_chars=budgets.max_observation_chars)
+    if not verdict.ok:
+        raise TaskError(f"task {task.task_id!r} is not valid in world {world.name!r} under {budgets.to_dict()}: "
+                        f"{verdict.reason.value}: {verdict.detail}")
+    return task.stamped(fp, budgets)

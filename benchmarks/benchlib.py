@@ -1,4 +1,4 @@
-"""Measurements shared by ``benchmarks/bench_env.py`` (full sizes) and the demo (small sizes).
+"""Measurements shared by ``bench_env.py`` and ``bench_all.py`` (kept here, not in the library: subprocesses and /proc are benchmark concerns).
 
 Every figure that has a reference is a ratio measured side by side in the same process.
 """

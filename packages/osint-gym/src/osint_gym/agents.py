@@ -1,0 +1,177 @@
+"""Agents over OSINT-v0, and the one episode loop every driver uses.
+
+`run_episodes` steps a batch of envs in lock step (one `BatchAgent.act` call per turn, so a model
+generates all pending turns together) and returns each env's `EpisodeRecord`; `run_episode` is the
+same loop for one env and one per-episode `Agent`. Training rollouts, evaluation, demonstrations,
+the demo and the TRL adapter all run episodes through these: none of them re-scores an episode or
+reads env internals. An agent that returns ``None`` instead of an action stops its episode (a
+token budget ran out), which the env scores as its own truncation.
+
+`OracleAgent` is the tool-only oracle acting through ``env.step``: it is built from the env's task
+(the privileged upper bound knows what the question means) but reads every fact back out of the
+observations it receives, never out of the world.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol
+
+import gymnasium as gym
+
+from osint_gym.env import OSINTEnv
+from osint_gym.episode import EpisodeRecord
+from osint_gym.errors import ConfigError
+from osint_gym.schema import Edge
+from osint_gym.tasks.oracle import Call, Plan, oracle_plan
+
+
+class Agent(Protocol):
+    """A per-episode policy: ``reset`` at the start of each episode, then one ``act`` per turn."""
+
+    def reset(self, env: OSINTEnv, observation: str, info: dict[str, Any]) -> None: ...
+
+    def act(self, observation: str) -> str | None: ...
+
+
+class BatchAgent(Protocol):
+    """A policy over many episodes at once (for batched generation)."""
+
+    def reset(self, index: int, env: OSINTEnv, observation: str, info: dict[str, Any]) -> None: ...
+
+    def act(self, pending: list[tuple[int, str]]) -> list[str | None]:
+        """One action (or None: stop that episode) per (episode index, latest observation)."""
+        ...
+
+
+class PerEpisode:
+    """A `BatchAgent` made of one `Agent` per episode, built by ``factory``."""
+
+    def __init__(self, factory: Callable[[], Agent]) -> None:
+        self.factory = factory
+        self.agents: dict[int, Agent] = {}
+
+    def reset(self, index: int, env: OSINTEnv, observation: str, info: dict[str, Any]) -> None:
+        self.agents[index] = agent = self.factory()
+        agent.reset(env, observation, info)
+
+    def act(self, pending: list[tuple[int, str]]) -> list[str | None]:
+        return [self.agents[i].act(obs) for i, obs in pending]
+
+
+def run_episodes(
+    envs: Sequence[gym.Env[str, str]],
+    agent: BatchAgent,
+    *,
+    seeds: Sequence[int | None] | None = None,
+    options: Sequence[dict[str, Any] | None] | None = None,
+    on_end: Callable[[int, EpisodeRecord], None] | None = None,
+) -> list[EpisodeRecord]:
+    """Reset every env (with ``seeds[i]`` / ``options[i]``), then step all running episodes together
+    until each ends; return their records in order. ``on_end(i, record)`` is called as each ends."""
+    n = len(envs)
+    for name, given in (("seeds", seeds), ("options", options)):
+        if given is not None and len(given) != n:
+            raise ConfigError(f"run_episodes: {name} has {len(given)} entries for {n} envs")
+    cores = [e.unwrapped for e in envs]
+    if not all(isinstance(c, OSINTEnv) for c in cores):
+        raise ConfigError("run_episodes drives OSINT-v0 envs (OSINTEnv, possibly wrapped)")
+    records: list[EpisodeRecord | None] = [None] * n
+    latest: dict[int, str] = {}
+    for i, env in enumerate(envs):
+        obs, info = env.reset(seed=seeds[i] if seeds else None, options=options[i] if options else None)
+        agent.reset(i, cores[i], obs, info)  # type: ignore[arg-type]
+        latest[i] = obs
+    while latest:
+        pending = list(latest.items())
+        actions = agent.act(pending)
+        if len(actions) != len(pending):
+            raise ConfigError(f"agent returned {len(actions)} actions for {len(pending)} pending episodes")
+        for (i, _), action in zip(pending, actions):
+            core: OSINTEnv = cores[i]  # type: ignore[assignment]
+            if action is None:
+                record = core.stop("token_budget")
+            else:
+                obs, _, terminated, truncated, _ = envs[i].step(action)
+                if not (terminated or truncated):
+                    latest[i] = obs
+                    continue
+                # a wrapper's TimeLimit may truncate an episode the env itself still runs
+                record = core.episode()
+                if not record.ended:
+                    record = core.stop("time_limit")
+            records[i] = record
+            del latest[i]
+            if on_end is not None:
+                on_end(i, record)
+    return [r for r in records if r is not None]
+
+
+class _Single:
+    def __init__(self, agent: Agent) -> None:
+        self.agent = agent
+
+    def reset(self, index: int, env: OSINTEnv, observation: str, info: dict[str, Any]) -> None:
+        self.agent.reset(env, observation, info)
+
+    def act(self, pending: list[tuple[int, str]]) -> list[str | None]:
+        return [self.agent.act(obs) for _, obs in pending]
+
+
+def run_episode(env: gym.Env[str, str], agent: Agent, *, seed: int | None = None,
+                options: dict[str, Any] | None = None) -> EpisodeRecord:
+    """One episode of ``agent`` in ``env`` (reset with ``seed`` / ``options``): its record."""
+    return run_episodes([env], _Single(agent), seeds=[seed], options=[options])[0]
+
+
+class OracleAgent:
+    """The tool-only oracle through ``env.step``: JSON tool-call actions, facts read back out of the
+    observations. Cites the evidence it read and submits one id (under Hits@1, one gold answer)."""
+
+    def __init__(self) -> None:
+        self._plan: Plan | None = None
+
+    def reset(self, env: OSINTEnv, observation: str = "", info: dict[str, Any] | None = None) -> None:
+        task = env.task
+        if task is None or task.query is None:
+            raise ConfigError("the oracle needs an env after reset() on a task with a structured query")
+        self._plan = oracle_plan(task.query, env.world.kind)
+        self._max_parallel = env.max_parallel_calls
+        self._pending: list[Call] = []  # calls of the current batch not yet sent
+        self._collected: list[Any] = []  # results of the current batch so far
+        self._answer: tuple[list[str], list[Edge]] | None = None
+        self._sent = 0
+        try:
+            self._pending = next(self._plan)
+        except StopIteration as stop:
+            self._answer = stop.value
+
+    def _read(self, observation: str) -> None:
+        try:
+            entries = json.loads(observation).get("results", [])
+        except (ValueError, AttributeError):
+            entries = []
+        got = [e.get("result") if isinstance(e, dict) and e.get("ok") else None for e in entries]
+        self._collected += (got + [None] * self._sent)[: self._sent]
+        self._sent = 0
+        if not self._pending and self._answer is None and self._plan is not None:
+            try:
+                self._pending = self._plan.send(self._collected)
+            except StopIteration as stop:
+                self._answer = stop.value
+            self._collected = []
+
+    def act(self, observation: str) -> str:
+        if self._sent:  # read the results of the calls sent last step
+            self._read(observation)
+        if self._answer is not None:  # cite the evidence it read, then answer, in one action
+            found, evidence = self._answer
+            calls: list[dict[str, Any]] = [{"add_edge": list(e)} for e in evidence]
+            calls.append({"answer": found[0] if found else "none"})
+            return json.dumps({"tool_calls": calls})
+        chunk, self._pending = self._pending[: self._max_parallel], self._pending[self._max_parallel :]
+        self._sent = len(chunk)
+        if len(chunk) == 1:
+            return json.dumps({"tool": chunk[0][0], "args": chunk[0][1]})
+        return json.dumps({"tool_calls": [{"tool": n, "args": a} for n, a in chunk]})

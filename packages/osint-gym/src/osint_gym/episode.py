@@ -1,0 +1,96 @@
+"""The episode record: everything an OSINT-v0 episode did, as the env observed it.
+
+`OSINTEnv.episode()` returns one at any moment. Every driver (training rollouts, evaluation,
+demonstrations, the demo, the TRL adapter) reads episodes through this record and never through
+env internals, so the env stays the one owner of scoring: an episode that is still running, or
+was cut from outside (a token budget, Gymnasium's ``TimeLimit``), is scored exactly as the env
+scores its own truncation (unanswered: the penalties paid so far).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any
+
+from osint_gym.reward import RewardBreakdown
+from osint_gym.schema import Edge
+from osint_gym.tasks.task import Task
+
+# Why an episode ended. "answered" and "step_budget" are the env's own ends; the others are cuts
+# made from outside the env (`OSINTEnv.stop`).
+END_REASONS = ("running", "answered", "step_budget", "time_limit", "token_budget", "stopped")
+
+
+@dataclass(frozen=True)
+class Turn:
+    """One step: the action as received, the observation returned, the step's reward."""
+
+    action: str
+    observation: str
+    reward: float
+    error: str | None  # the step's first error (parse failure, failing call), None if valid
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+@dataclass(frozen=True)
+class EpisodeRecord:
+    """One episode: the task, every turn, the answer, the evidence graph, counts and reward.
+
+    ``breakdown`` is final once ``ended``; while the episode runs it is what the episode would
+    score if it were truncated now. ``reward`` is its total, which also equals the sum of the
+    step rewards the env returned once the episode has ended.
+    """
+
+    task: Task
+    first_observation: str
+    turns: tuple[Turn, ...]
+    answer: Any  # the submitted id (a list when several were submitted); None if unanswered
+    evidence: tuple[Edge, ...]  # the working graph, in the order edges were added
+    critical_steps: int
+    tool_calls: int
+    invalid_actions: int
+    parse_failures: int
+    useful_calls: int  # calls whose records the evidence or the answer used
+    parallel_calls: int  # calls made as part of a parallel step
+    useful_parallel_calls: int
+    breakdown: RewardBreakdown
+    end: str  # one of END_REASONS
+    max_steps: int
+    max_parallel_calls: int
+
+    @property
+    def ended(self) -> bool:
+        return self.end != "running"
+
+    @property
+    def reward(self) -> float:
+        return self.breakdown.total
+
+    @property
+    def correct(self) -> bool:
+        return self.breakdown.correct
+
+    @property
+    def answered(self) -> bool:
+        return self.breakdown.answered
+
+    def counts(self) -> dict[str, int]:
+        """The env-measured counts (never self-reported), as training and evaluation log them."""
+        return {
+            "critical_steps": self.critical_steps, "tool_calls": self.tool_calls, "invalid_actions": self.invalid_actions,
+            "parse_failures": self.parse_failures, "useful_calls": self.useful_calls,
+            "parallel_calls": self.parallel_calls, "useful_parallel_calls": self.useful_parallel_calls,
+        }
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict (the task as its own row)."""
+        return {
+            "task": self.task.to_dict(), "first_observation": self.first_observation,
+            "turns": [t.to_dict() for t in self.turns], "answer": self.answer,
+            "evidence": [list(e) for e in self.evidence], **self.counts(),
+            "breakdown": self.breakdown.to_dict(), "reward": self.reward, "correct": self.correct,
+            "end": self.end, "max_steps": self.max_steps, "max_parallel_calls": self.max_parallel_calls,
+        }
