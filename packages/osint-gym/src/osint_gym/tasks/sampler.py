@@ -10,6 +10,7 @@ from osint_gym.errors import ConfigError, TaskError
 from osint_gym.tasks.families import TaskFamily, create_family, list_families
 from osint_gym.tasks.task import DIFFICULTIES, Task
 from osint_gym.tasks.verify import DEFAULT_MAX_PARALLEL_CALLS, DEFAULT_MAX_STEPS, verify_task
+from osint_gym.world.config import check_seed
 from osint_gym.world.graph import World
 
 
@@ -36,7 +37,7 @@ class TaskSampler:
             raise ConfigError(f"difficulty must be one of {DIFFICULTIES} or None, got {difficulty!r}")
         names = list(families) if families is not None else list_families()
         self.world = world
-        self.seed = seed
+        self.seed = check_seed(seed, "task seed")
         self.difficulty = difficulty
         self.max_steps = max_steps
         self.max_parallel_calls = max_parallel_calls
