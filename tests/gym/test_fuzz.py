@@ -20,8 +20,9 @@ from osint_gym.proposals import parse_proposal, validate_proposal
 from osint_gym.reward import RewardConfig
 from osint_gym.single_turn import parse_answer
 from osint_gym.tasks import Task
+from osint_gym.tasks.kg import load_metaqa_qa
 from osint_gym.world import WorldConfig
-from osint_gym.world.loaders import load_metaqa_kb, load_metaqa_qa, load_tsv
+from osint_gym.world.loaders import load_metaqa_kb, load_tsv
 
 EXAMPLES = int(os.environ.get("OSINT_FUZZ_EXAMPLES", "150"))
 PARSE_BOUND_S = 0.25  # one parse of any input, however hostile

@@ -1,7 +1,9 @@
-"""Fixed benchmark splits on disjoint worlds: ``benchmark("v0", split="test")``.
+"""Fixed benchmark splits on disjoint worlds: ``benchmark_tasks("v0:test")``.
 
 Each split has its own world (a different world seed), so no entity of a test task appears in
-training data. Split ``s`` of version ``v`` is a pure function of the spec below.
+training data. Split ``s`` of version ``v`` is a pure function of the spec below. This module is
+``osint_gym.benchmark``; its entry points are also exported as ``osint_gym.benchmark_tasks`` and
+``osint_gym.benchmark_world`` (there is no function named ``benchmark``, which would shadow the module).
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from functools import lru_cache
 from typing import Any
 
 from osint_gym.errors import ConfigError
-from osint_gym.tasks import Task, TaskSampler
+from osint_gym.tasks import DIFFICULTIES, Task, TaskSampler, list_families
 from osint_gym.world import World, WorldConfig
 from osint_gym.world.cache import cached_world
 
@@ -65,17 +67,30 @@ def _split_tasks(version: str, split: str) -> tuple[Task, ...]:
     return tuple(sampler.generate(sp.size))
 
 
+def _check_filters(family: str | None, difficulty: str | None, limit: int | None) -> None:
+    """The same errors as ``reset(options=...)`` and `TaskSampler` give for the same bad filters."""
+    if difficulty is not None and difficulty not in DIFFICULTIES:
+        raise ConfigError(f"difficulty must be one of {DIFFICULTIES} or None, got {difficulty!r}")
+    if family is not None and family not in list_families():
+        raise ConfigError(f"unknown task family {family!r}; known: {', '.join(list_families())}")
+    if limit is not None and (not isinstance(limit, int) or isinstance(limit, bool) or limit < 0):
+        raise ConfigError(f"limit must be an integer >= 0 or None, got {limit!r}")
+
+
 def benchmark_tasks(ref: str, *, family: str | None = None, difficulty: str | None = None, limit: int | None = None) -> list[Task]:
-    """Tasks of a split (``"v0:dev"``), optionally filtered by family and difficulty."""
+    """Tasks of a split (``"v0:dev"``), optionally filtered by family and difficulty.
+
+    An unknown family or difficulty raises `ConfigError`, and so do valid filters that no task of
+    the split matches (a family that makes no tasks of that difficulty): the result is never
+    silently empty, except for ``limit=0``.
+    """
     version, split = parse_ref(ref)
+    _check_filters(family, difficulty, limit)
     tasks = [t for t in _split_tasks(version, split)
              if (family is None or t.family == family) and (difficulty is None or t.difficulty == difficulty)]
+    if not tasks:
+        raise ConfigError(f"benchmark {ref!r} has no task with family={family!r}, difficulty={difficulty!r}")
     return tasks[:limit] if limit is not None else tasks
-
-
-def benchmark(version: str = "v0", split: str = "test", **filters: Any) -> list[Task]:
-    """``osint_gym.benchmark("v0", split="test")``: the verified tasks of one split."""
-    return benchmark_tasks(f"{version}:{split}", **filters)
 
 
 def to_records(tasks: list[Task]) -> list[dict[str, Any]]:
@@ -83,9 +98,10 @@ def to_records(tasks: list[Task]) -> list[dict[str, Any]]:
     return [t.to_dict() for t in tasks]
 
 
-def to_hf_dataset(tasks: list[Task]) -> Any:
+def to_hf_dataset(tasks: list[Task] | str) -> Any:
+    """A ``datasets.Dataset`` of tasks, or of a whole benchmark split given its id (``"v0:test"``)."""
     try:
         import datasets
     except ImportError as exc:  # pragma: no cover - depends on the optional extra
         raise ImportError("to_hf_dataset needs the optional dependency: pip install 'osint-gym[datasets]'") from exc
-    return datasets.Dataset.from_list(to_records(tasks))
+    return datasets.Dataset.from_list(to_records(benchmark_tasks(tasks) if isinstance(tasks, str) else tasks))

@@ -1,58 +1,116 @@
-"""``osint-gym``: demo, export benchmark splits, verify task files. Errors are one line, exit 2."""
+"""``osint-gym``: demo, export benchmark splits, verify task files.
+
+Errors are one line on stderr with exit status 2; Ctrl-C is one line with status 130. ``export``
+never overwrites an existing file unless ``--overwrite`` is given, and writes atomically (a cut run
+leaves no partial file). ``verify`` needs the world to verify against (``--split``, ``--metaqa-kb``
+or ``--tsv``) and prints which one it used.
+"""
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+import tempfile
 from collections import Counter
+from pathlib import Path
 
-from osint_gym.errors import OSINTGymError
+from osint_gym.__about__ import __version__
+from osint_gym.errors import ConfigError, OSINTGymError
+from osint_gym.tasks.task import DIFFICULTIES
 
 
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="osint-gym", description="OSINT-v0 tools: demo, export, verify.")
+    p.add_argument("--version", action="version", version=f"osint-gym {__version__}")
     sub = p.add_subparsers(dest="command")
     d = sub.add_parser("demo", help="one demo episode and a short benchmark summary (the default)")
     d.add_argument("--seed", type=int, default=0)
-    d.add_argument("--difficulty", choices=["easy", "medium", "hard"], default="hard")
+    d.add_argument("--difficulty", choices=DIFFICULTIES, default="hard")
     d.add_argument("--no-bench", action="store_true", help="skip the benchmark summary")
     e = sub.add_parser("export", help="write a benchmark split as JSONL (Hugging Face datasets rows)")
-    e.add_argument("--split", default="v0:test", help="benchmark split, e.g. v0:dev")
-    e.add_argument("--out", required=True)
+    e.add_argument("--split", default="v0:test", help="benchmark split, e.g. v0:dev (default: v0:test)")
+    e.add_argument("--out", required=True, help="the JSONL file to write (refused if it exists, unless --overwrite)")
+    e.add_argument("--overwrite", action="store_true", help="replace an existing --out file")
     e.add_argument("--family")
-    e.add_argument("--difficulty", choices=["easy", "medium", "hard"])
+    e.add_argument("--difficulty", choices=DIFFICULTIES)
     e.add_argument("--limit", type=int)
-    v = sub.add_parser("verify", help="verify every task of a JSONL file against a benchmark world")
+    v = sub.add_parser("verify", help="verify every task of a JSONL file against the world it belongs to")
     v.add_argument("path")
-    v.add_argument("--split", default="v0:test", help="the benchmark split whose world the tasks belong to")
+    world = v.add_mutually_exclusive_group(required=True)
+    world.add_argument("--split", help="the benchmark split whose world the tasks belong to, e.g. v0:test")
+    world.add_argument("--metaqa-kb", help="an imported MetaQA kb.txt (head|relation|tail) the tasks belong to")
+    world.add_argument("--tsv", help="an imported head<TAB>relation<TAB>tail graph the tasks belong to")
     return p
+
+
+def _check_out(out: str, overwrite: bool) -> Path:
+    path = Path(out)
+    if path.is_dir():
+        raise ConfigError(f"--out {out!r} is a directory; name the JSONL file to write")
+    if path.exists() and not overwrite:
+        raise ConfigError(f"--out {out!r} already exists; pass --overwrite to replace it")
+    if not path.parent.is_dir():
+        raise ConfigError(f"--out {out!r}: folder {str(path.parent)!r} does not exist")
+    return path
+
+
+def _export(args: argparse.Namespace) -> int:
+    from osint_gym.benchmark import benchmark_tasks
+    from osint_gym.tasks import save_jsonl
+
+    out = _check_out(args.out, args.overwrite)
+    tasks = benchmark_tasks(args.split, family=args.family, difficulty=args.difficulty, limit=args.limit)
+    fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".part", dir=out.parent)
+    os.close(fd)
+    try:
+        save_jsonl(tasks, tmp)
+        os.replace(tmp, out)  # atomic: an interrupted export leaves no partial file behind
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+    print(f"wrote {len(tasks)} tasks of {args.split} to {out}")
+    return 0
+
+
+def _verify(args: argparse.Namespace) -> int:
+    from osint_gym.tasks import load_jsonl, verify_task
+
+    if args.split:
+        from osint_gym.benchmark import benchmark_world
+
+        world, against = benchmark_world(args.split), f"benchmark {args.split}"
+    else:
+        from osint_gym.world.loaders import load_metaqa_kb, load_tsv
+
+        world = load_metaqa_kb(args.metaqa_kb) if args.metaqa_kb else load_tsv(args.tsv)
+        against = f"graph {args.metaqa_kb or args.tsv}"
+    tasks = load_jsonl(args.path)
+    reasons = Counter(verify_task(world, t).reason.value for t in tasks)
+    print(f"verified against {against} (world {world.name!r}, fingerprint {world.fingerprint()[:12]})")
+    print(f"{len(tasks)} tasks: " + ", ".join(f"{k}={v}" for k, v in sorted(reasons.items())))
+    return 0 if set(reasons) <= {"ok"} else 1
 
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
-        if args.command in (None, "demo"):
-            from osint_gym.demo import main as demo
+        if args.command == "export":
+            return _export(args)
+        if args.command == "verify":
+            return _verify(args)
+        from osint_gym.demo import main as demo
 
-            demo(getattr(args, "seed", 0), getattr(args, "difficulty", "hard"), not getattr(args, "no_bench", False))
-        elif args.command == "export":
-            from osint_gym.benchmark import benchmark_tasks
-            from osint_gym.tasks import save_jsonl
-
-            tasks = benchmark_tasks(args.split, family=args.family, difficulty=args.difficulty, limit=args.limit)
-            save_jsonl(tasks, args.out)
-            print(f"wrote {len(tasks)} tasks to {args.out}")
-        elif args.command == "verify":
-            from osint_gym.benchmark import benchmark_world
-            from osint_gym.tasks import load_jsonl, verify_task
-
-            world = benchmark_world(args.split)
-            tasks = load_jsonl(args.path)
-            reasons = Counter(verify_task(world, t).reason.value for t in tasks)
-            print(f"{len(tasks)} tasks: " + ", ".join(f"{k}={v}" for k, v in sorted(reasons.items())))
-            return 0 if set(reasons) <= {"ok"} else 1
+        demo(getattr(args, "seed", 0), getattr(args, "difficulty", "hard"), not getattr(args, "no_bench", False))
+    except KeyboardInterrupt:
+        print("osint-gym: interrupted; nothing was left half-written, run the same command again", file=sys.stderr)
+        return 130
     except (OSINTGymError, OSError) as exc:
         print(f"osint-gym: error: {exc}", file=sys.stderr)
+        return 2
+    except UnicodeDecodeError as exc:  # a task file that is not UTF-8 text
+        print(f"osint-gym: error: {getattr(args, 'path', 'input')}: not UTF-8 text ({exc.reason} at byte {exc.start})",
+              file=sys.stderr)
         return 2
     return 0
 

@@ -48,3 +48,5 @@ def read_toml(path: str, what: str = "config") -> dict[str, Any]:
         raise ConfigError(f"cannot read {what} {path!r}: {exc.strerror}") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: invalid TOML ({exc})") from None
+    except UnicodeDecodeError as exc:  # tomllib decodes the bytes itself and lets this through
+        raise ConfigError(f"{path}: {what} is not UTF-8 text ({exc.reason} at byte {exc.start})") from None

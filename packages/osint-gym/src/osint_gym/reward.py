@@ -20,6 +20,7 @@ Non-answer steps earn nothing but penalties, so no sequence of them beats answer
 from __future__ import annotations
 
 import dataclasses
+import math
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -43,8 +44,8 @@ class RewardConfig:
     def __post_init__(self) -> None:
         for f in dataclasses.fields(self):
             value = getattr(self, f.name)
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
-                raise ConfigError(f"RewardConfig.{f.name} must be a number >= 0, got {value!r}")
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < math.inf:
+                raise ConfigError(f"RewardConfig.{f.name} must be a number >= 0 and finite, got {value!r}")
         # The ordering every user relies on: a correct answer with no evidence and the worst
         # penalties still beats a wrong answer with perfect evidence and no penalties.
         if self.correct - self.penalty_cap <= self.evidence_weight:

@@ -189,11 +189,11 @@ def oracle_plan(query: Query, kind: str = "osint") -> Plan:
             for node in frontier:
                 nxt += know.neighbors(node, hop.relation, hop.direction)
         frontier = yield from _filtered(know, kind, list(dict.fromkeys(nxt)), hop.filters)
+        if query.exclude_start:  # as Query.evaluate: no hop returns to the topic
+            frontier = [f for f in frontier if f != query.start]
         if not frontier:
             return [], []
         chain.append(frontier)
-    if query.exclude_start:
-        frontier = [f for f in frontier if f != query.start]
     evidence: list[Edge] = []
     if all(len(f) == 1 for f in chain):
         evidence = [e for e in query.evidence([f[0] for f in chain]) if e in know.edges]

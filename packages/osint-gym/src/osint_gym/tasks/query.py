@@ -59,7 +59,7 @@ class Query:
     hops: tuple[Hop, ...] = ()
     select_type: str | None = None  # with start=None: the entity type to select from
     filters: tuple[Filter, ...] = ()  # with start=None: what the selected entity satisfies
-    exclude_start: bool = False  # MetaQA-style: the topic entity is never its own answer
+    exclude_start: bool = False  # MetaQA-style: no hop returns to the topic, so it is never its own answer
 
     @property
     def n_hops(self) -> int:
@@ -94,9 +94,9 @@ class Query:
             for node in frontier:
                 for n in hop.step(world, node):
                     nxt[n] = None
+            if self.exclude_start:  # the topic is never revisited, so never an answer either
+                nxt.pop(self.start, None)  # type: ignore[arg-type]
             frontier = nxt
-        if self.exclude_start:
-            frontier.pop(self.start, None)  # type: ignore[arg-type]
         return list(frontier)
 
     def chain(self, world: World) -> list[str] | None:

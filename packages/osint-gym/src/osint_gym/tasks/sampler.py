@@ -10,6 +10,7 @@ from osint_gym.errors import ConfigError, TaskError
 from osint_gym.tasks.families import TaskFamily, create_family, list_families
 from osint_gym.tasks.task import DEFAULT_BUDGETS, DIFFICULTIES, Budgets, Task
 from osint_gym.tasks.verify import verify_task, world_fingerprint
+from osint_gym.world.config import check_seed
 from osint_gym.world.graph import World
 
 
@@ -37,7 +38,7 @@ class TaskSampler:
             raise ConfigError(f"difficulty must be one of {DIFFICULTIES} or None, got {difficulty!r}")
         names = list(families) if families is not None else list_families()
         self.world = world
-        self.seed = seed
+        self.seed = check_seed(seed, "task seed")
         self.difficulty = difficulty
         self.budgets = budgets
         self.max_attempts = max_attempts

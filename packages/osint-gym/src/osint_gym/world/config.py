@@ -3,14 +3,30 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
 from osint_gym.errors import ConfigError, read_toml, unknown_key_message
 
 
+MAX_PEOPLE = 1_000_000  # 100,000 people take about 30 s and 2 GB (benchmarks/RESULTS.md)
+MAX_PER_ENTITY = 100.0  # a bound on the per-person/per-event averages: past it a typo would hang
+
+
+def check_seed(seed: object, what: str = "world seed") -> int:
+    """A seed is an integer (not a bool, a float or a list), or a `ConfigError` naming it."""
+    if not isinstance(seed, int) or isinstance(seed, bool):
+        raise ConfigError(f"{what} must be an integer, got {seed!r}")
+    return seed
+
+
 def _rate(help_text: str, default: float) -> Any:
     return field(default=default, metadata={"help": help_text, "range": (0.0, 1.0)})
+
+
+def _average(help_text: str, default: float, lo: float = 0.0, hi: float = MAX_PER_ENTITY) -> Any:
+    return field(default=default, metadata={"help": help_text, "range": (lo, hi)})
 
 
 @dataclass(frozen=True)
@@ -18,16 +34,18 @@ class WorldConfig:
     """Parameters of a generated world. ``generate_world(config, seed)`` is a pure function of both.
 
     Every adversarial knob is documented with its default; set any of them to 0 for a clean world.
+    Every value is checked against its range (``metadata["range"]``, finite), so ``inf``, NaN or a
+    huge value is a `ConfigError` rather than an OverflowError or a build that never ends.
     """
 
-    n_people: int = field(default=200, metadata={"help": "Number of real people."})
-    people_per_org: float = field(default=12.0, metadata={"help": "Average employees per organization."})
-    people_per_location: float = field(default=25.0, metadata={"help": "Average residents per location."})
-    people_per_event: float = field(default=8.0, metadata={"help": "People per event (sets the event count)."})
-    knows_per_person: float = field(default=3.0, metadata={"help": "Average acquaintances per person."})
-    events_per_person: float = field(default=1.2, metadata={"help": "Average events a person attended."})
-    posts_per_account: float = field(default=3.0, metadata={"help": "Average microblog posts per account."})
-    threads_per_event: float = field(default=0.9, metadata={"help": "Average forum threads per event."})
+    n_people: int = field(default=200, metadata={"help": "Number of real people.", "range": (4, MAX_PEOPLE)})
+    people_per_org: float = _average("Average employees per organization.", 12.0, 1.0, float(MAX_PEOPLE))
+    people_per_location: float = _average("Average residents per location.", 25.0, 1.0, float(MAX_PEOPLE))
+    people_per_event: float = _average("People per event (sets the event count).", 8.0, 1.0, float(MAX_PEOPLE))
+    knows_per_person: float = _average("Average acquaintances per person.", 3.0)
+    events_per_person: float = _average("Average events a person attended (at most 5 each).", 1.2)
+    posts_per_account: float = _average("Average microblog posts per account.", 3.0)
+    threads_per_event: float = _average("Average forum threads per event.", 0.9)
     alias_density: float = field(
         default=1.6,
         metadata={"help": "Average accounts per person (at least one each).", "range": (1.0, 6.0)},
@@ -51,20 +69,17 @@ class WorldConfig:
     noise_level: float = _rate("Share of posts that are rumours contradicting the true world.", 0.08)
 
     def __post_init__(self) -> None:
-        if not isinstance(self.n_people, int) or isinstance(self.n_people, bool) or self.n_people < 4:
-            raise ConfigError(f"WorldConfig.n_people must be an integer >= 4, got {self.n_people!r}")
         for f in dataclasses.fields(self):
-            if f.name == "n_people":
-                continue
             value = getattr(self, f.name)
+            lo, hi = f.metadata["range"]
+            if f.name == "n_people":
+                if not isinstance(value, int) or isinstance(value, bool) or not lo <= value <= hi:
+                    raise ConfigError(f"WorldConfig.n_people must be an integer >= {lo} and <= {hi:_}, got {value!r}")
+                continue
             if isinstance(value, bool) or not isinstance(value, (int, float)):
                 raise ConfigError(f"WorldConfig.{f.name} must be a number, got {value!r}")
-            lo, hi = f.metadata.get("range", (0.0, float("inf")))
-            if not lo <= value <= hi:
-                raise ConfigError(f"WorldConfig.{f.name} must be in [{lo}, {hi}], got {value!r}")
-        for name in ("people_per_org", "people_per_location", "people_per_event"):
-            if getattr(self, name) < 1:
-                raise ConfigError(f"WorldConfig.{name} must be >= 1, got {getattr(self, name)!r}")
+            if not (math.isfinite(value) and lo <= value <= hi):  # NaN fails every comparison
+                raise ConfigError(f"WorldConfig.{f.name} must be in [{lo}, {hi}] (a finite number), got {value!r}")
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> WorldConfig:

@@ -14,7 +14,7 @@ from typing import Any
 import networkx as nx
 
 from osint_gym.world import names as N
-from osint_gym.world.config import WorldConfig
+from osint_gym.world.config import WorldConfig, check_seed
 from osint_gym.world.graph import World
 
 
@@ -325,11 +325,7 @@ _THREAD_TITLES = (
 def generate_world(config: WorldConfig | None = None, seed: int = 0) -> World:
     """Build a world from a config and a seed; the same pair gives a byte-identical world."""
     cfg = config if config is not None else WorldConfig()
-    if not isinstance(seed, int) or isinstance(seed, bool):
-        from osint_gym.errors import ConfigError
-
-        raise ConfigError(f"world seed must be an integer, got {seed!r}")
-    b = _Builder(cfg, seed)
+    b = _Builder(cfg, check_seed(seed))
     b.places_orgs_events()
     b.people()
     b.acquaintances()
