@@ -26,6 +26,7 @@ from typing import Any
 
 from osint_gym.errors import ConfigError
 from osint_gym.schema import Direction, Edge, canonical_edge
+from osint_gym.single_turn import distractor_edges
 from osint_gym.tasks.families import create_family, list_families
 from osint_gym.tasks.paths import Template, realize
 from osint_gym.tasks.phrasing import question_text
@@ -117,14 +118,7 @@ def make_offer(world: World, seed: int, index: int, *, mode: str = "fixed", max_
             continue
         context = edges
         if mode == "generate":
-            around: dict[Edge, None] = {}
-            for node in path:
-                for edge in world.incident_edges(node):
-                    if edge not in edges:
-                        around[edge] = None
-            extra = list(around)
-            rng.shuffle(extra)
-            context = tuple(edges) + tuple(extra[: max(0, n_context - len(edges))])
+            context = edges + tuple(distractor_edges(world, path, edges, rng, n_context - len(edges)))
             context = tuple(rng.sample(context, len(context)))
         return Offer(mode, path[0], edges, context, f"{seed}-{index}")
     raise ConfigError(f"no offer found at index {index} after {max_attempts} attempts")

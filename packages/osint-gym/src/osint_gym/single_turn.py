@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import random
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from osint_gym.actions import parse_action
@@ -40,17 +41,16 @@ class Context:
             return None
 
 
-def _distractor_edges(world: World, task: Task, rng: random.Random, n: int) -> list[Edge]:
-    """Edges around the entities of the evidence that are not themselves evidence."""
-    gold = {canonical_edge(e) for e in task.evidence}
-    around: dict[Edge, None] = {}
-    for node in dict.fromkeys(n for e in task.evidence for n in (e.head, e.tail)):
-        for edge in world.incident_edges(node):
-            if edge not in gold:
-                around[edge] = None
-    pool = list(around)
+def distractor_edges(world: World, around: Iterable[str], exclude: Iterable[Edge], rng: random.Random, n: int) -> list[Edge]:
+    """Up to ``n`` edges incident to the entities ``around``, shuffled by ``rng``: each edge once
+    and none of ``exclude``, both up to symmetry (a ``knows`` edge is the same edge both ways).
+
+    The one source of distractors: single-turn contexts and ``generate``-mode proposal offers."""
+    gold = {canonical_edge(e) for e in exclude}
+    # incident_edges yields canonical edges, so comparing against canonical `gold` is symmetric
+    pool = list(dict.fromkeys(e for node in dict.fromkeys(around) for e in world.incident_edges(node) if e not in gold))
     rng.shuffle(pool)
-    return pool[:n]
+    return pool[: max(0, n)]
 
 
 def build_context(world: World, task: Task, *, mode: str = "triples", n_distractors: int = 6, seed: int = 0) -> Context:
@@ -58,7 +58,8 @@ def build_context(world: World, task: Task, *, mode: str = "triples", n_distract
     if mode not in CONTEXT_MODES:
         raise ConfigError(f"context mode must be one of {CONTEXT_MODES}, got {mode!r}")
     rng = random.Random(f"{seed}:{task.task_id}:{task.question}")
-    edges = [canonical_edge(e) for e in task.evidence] + _distractor_edges(world, task, rng, n_distractors)
+    around = (n for e in task.evidence for n in (e.head, e.tail))
+    edges = [canonical_edge(e) for e in task.evidence] + distractor_edges(world, around, task.evidence, rng, n_distractors)
     rng.shuffle(edges)
     entities = list(dict.fromkeys(n for e in edges for n in (e.head, e.tail)))
     if mode == "triples":
