@@ -97,6 +97,18 @@ def test_generator_reward_for_valid_proposals_is_learnability_diversity_groundin
     assert again[0] == pytest.approx(1.0 + cfg.grounding_weight - cfg.diversity_weight)
 
 
+def test_generator_diversity_uses_the_gym_duplicate_rule_within_its_history_window(pool, world):
+    cfg = GeneratorConfig(history_size=1)
+    reward = GeneratorReward(pool, cfg, FixedSolver(0.5))
+    (o0, g0), (o1, g1) = _gold(world, 0), _gold(world, 1)
+    reworded = g0.replace("Q: ", "Q: Tell me: ", 1)  # same world, answer and evidence: the same task
+    out = reward(prompts=[None] * 4, completions=[_msg(g0), _msg(reworded), _msg(g1), _msg(g0)],
+                 offer=[o0.to_json(), o0.to_json(), o1.to_json(), o0.to_json()], world_seed=[world.seed] * 4)
+    fresh, repeat = 1.0 + cfg.grounding_weight, 1.0 + cfg.grounding_weight - cfg.diversity_weight
+    # the last g0 comes after g1 pushed it out of a one-task history, so it is fresh again
+    assert out == pytest.approx([fresh, repeat, fresh, fresh])
+
+
 def test_grounding_rewards_evidence_the_offer_showed(pool, world):
     cfg = GeneratorConfig()
     offer, gold = _gold(world, 4)
