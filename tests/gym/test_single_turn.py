@@ -6,7 +6,9 @@ import random
 
 from osint_gym import proposals
 from osint_gym.schema import canonical_edge
-from osint_gym.single_turn import build_context, distractor_edges
+from osint_gym.single_turn import (
+    Context, answer_messages, answer_prompt, build_context, distractor_edges, gold_completion, parse_answer, score_completion,
+)
 from osint_gym.tasks import TaskSampler
 
 
@@ -37,3 +39,25 @@ def test_contexts_show_each_edge_once_and_all_gold_evidence(world):
         assert len(set(ctx.edges)) == len(ctx.edges)
         assert {canonical_edge(e) for e in task.evidence} <= set(ctx.edges)
         assert len(ctx.edges) <= len(task.evidence) + 6
+
+
+def test_parse_answer_reads_the_labelled_line_cites_lines_before_it_and_ignores_prose_after(world):
+    task = TaskSampler(world, 0).sample(0)
+    ctx = build_context(world, task)
+    cited = ctx.lines[ctx.edges.index(canonical_edge(task.evidence[0]))]
+    parsed = parse_answer(f"{cited}\nAnswer: {task.answer}\nthree word prose\n{ctx.lines[-1]}", ctx)
+    assert parsed.answer == task.answer and parsed.evidence == (canonical_edge(task.evidence[0]),) and parsed.error is None
+    bare = parse_answer(f"{cited}\n{task.answer}", ctx)  # the gold_completion format: the answer on the last line
+    assert bare == parsed
+    assert parse_answer(gold_completion(task, ctx, cite_evidence=True), ctx).answer == task.answer
+    assert parse_answer("evidence first\nAnswer:", ctx).error == "no answer after the Answer: label"
+    scored = score_completion(task, f"Answer: {task.answer}\nthree word prose", ctx)
+    assert (scored.correct, scored.multiple_candidates, round(scored.total, 6)) == (True, False, 1.2)
+
+
+def test_context_json_round_trip(world):
+    task = TaskSampler(world, 0).sample(1)
+    for mode in ("triples", "records"):
+        ctx = build_context(world, task, mode=mode)
+        assert Context.from_json(ctx.to_json()) == ctx
+    assert answer_messages(task, ctx)[1]["content"] == answer_prompt(task, ctx) == f"Question: {task.question}\nContext:\n{ctx.text}"

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from osint_gym.actions import parse_action
 from osint_gym.errors import ConfigError
-from osint_gym.reward import RewardBreakdown, RewardConfig, score_episode
+from osint_gym.reward import RewardBreakdown, RewardConfig, labelled_answer, score_episode
 from osint_gym.schema import ID_PREFIX, Edge, EntityType, canonical_edge
 from osint_gym.tasks.task import Task
 from osint_gym.views import page, record_edges
@@ -32,6 +32,16 @@ class Context:
     edges: tuple[Edge, ...]  # every edge the context shows (what an answer may cite)
     entities: tuple[str, ...]  # every entity the context shows by its id, in order of appearance
     lines: tuple[str, ...] = ()  # triples mode: line i shows edges[i]
+
+    def to_json(self) -> str:
+        """The context as one JSON string (a dataset column), read back by `from_json`."""
+        return json.dumps({"text": self.text, "edges": [list(e) for e in self.edges], "entities": list(self.entities),
+                           "lines": list(self.lines)})
+
+    @classmethod
+    def from_json(cls, text: str) -> Context:
+        d = json.loads(text)
+        return cls(d["text"], tuple(Edge(*e) for e in d["edges"]), tuple(d["entities"]), tuple(d.get("lines", ())))
 
     def line_edge(self, line: str) -> Edge | None:
         """The edge a line of this context shows (a citation copied from the context)."""
@@ -74,18 +84,21 @@ def build_context(world: World, task: Task, *, mode: str = "triples", n_distract
     return Context(text, shown, tuple(entities))
 
 
+def answer_prompt(task: Task, context: Context) -> str:
+    """The user turn of the single-turn answerer (also the prefix of tokenizer-corpus texts).
+    The question comes first: a small model then reads the context knowing what it looks for."""
+    return f"Question: {task.question}\nContext:\n{context.text}"
+
+
 def answer_messages(task: Task, context: Context) -> list[dict[str, str]]:
     """The chat prompt of the single-turn answerer."""
-    return [
-        {"role": "system", "content": SYSTEM_PROMPT},
-        # The question comes first: a small model then reads the context knowing what it looks for.
-        {"role": "user", "content": f"Question: {task.question}\nContext:\n{context.text}"},
-    ]
+    return [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": answer_prompt(task, context)}]
 
 
 def gold_completion(task: Task, context: Context | None = None, cite_evidence: bool = False) -> str:
     """What a perfect single-turn answer looks like (warm-start demonstrations): the answer id,
-    optionally after the evidence lines it follows, copied from the context in path order."""
+    optionally after the evidence lines it follows, copied from the context in path order
+    (the format `parse_answer` reads)."""
     if not cite_evidence:
         return task.answer
     lines = []
@@ -103,26 +116,23 @@ class ParsedAnswer:
 
 
 def parse_answer(completion: str, context: Context | None = None) -> ParsedAnswer:
-    """The answer is the last line (``person_12`` or ``answer: person_12``); earlier lines may cite
-    evidence, as a line copied from the context or as ``head relation tail`` ids. A JSON
-    ``{"answer": ..., "evidence": [[h, r, t], ...]}`` (or any env action shape) works too. Never raises."""
+    """The single-turn answer format. The answer is on the first line labelled ``Answer:`` (to the
+    end of that line; later lines are prose and ignored) or, without a label, on the last line;
+    the lines before it may cite evidence, as a line copied from the context or as
+    ``head relation tail`` ids. A JSON ``{"answer": ..., "evidence": [[h, r, t], ...]}`` (or any
+    env action shape) works too. The answer string is judged by `osint_gym.reward.judge_answer`
+    (separators mean several candidates). Never raises."""
     if not isinstance(completion, str) or not completion.strip():
         return ParsedAnswer(None, (), "empty completion")
     text = completion.strip()
     if text[0] in "{[<":
-        parsed = parse_action(text)
-        answers = [c for c in parsed.calls if c.name == "answer" and isinstance(c.args, dict)]
-        edges = tuple(
-            Edge(c.args["src"], c.args["rel"], c.args["dst"]) for c in parsed.calls
-            if c.name == "add_edge" and isinstance(c.args, dict) and all(isinstance(c.args.get(k), str) for k in ("src", "rel", "dst"))
-        )
-        if answers:
-            value = answers[0].args.get("entity_id")
-            if isinstance(value, (str, list)):
-                return ParsedAnswer(value, edges)
-        return ParsedAnswer(None, edges, parsed.error or "no answer in the JSON")
-    *rest, last = [ln for ln in text.splitlines() if ln.strip()]
-    answer = re.sub(r"^\s*(?:final\s+)?answer\s*[:=]\s*", "", last, flags=re.IGNORECASE).strip()
+        return _parse_json_answer(text)
+    found = labelled_answer(text)
+    if found is not None:
+        head, answer = found
+        rest = [ln for ln in head.splitlines() if ln.strip()]
+    else:
+        *rest, answer = [ln.strip() for ln in text.splitlines() if ln.strip()]
     edges = []
     for line in rest:
         line = re.sub(r"^\s*evidence\s*:\s*", "", line, flags=re.IGNORECASE).strip()
@@ -132,8 +142,22 @@ def parse_answer(completion: str, context: Context | None = None) -> ParsedAnswe
         if edge is not None:
             edges.append(edge)
     if not answer:
-        return ParsedAnswer(None, tuple(edges), "no answer on the last line")
+        return ParsedAnswer(None, tuple(edges), "no answer after the Answer: label")
     return ParsedAnswer(answer, tuple(edges))
+
+
+def _parse_json_answer(text: str) -> ParsedAnswer:
+    parsed = parse_action(text)
+    answers = [c for c in parsed.calls if c.name == "answer" and isinstance(c.args, dict)]
+    edges = tuple(
+        Edge(c.args["src"], c.args["rel"], c.args["dst"]) for c in parsed.calls
+        if c.name == "add_edge" and isinstance(c.args, dict) and all(isinstance(c.args.get(k), str) for k in ("src", "rel", "dst"))
+    )
+    if answers:
+        value = answers[0].args.get("entity_id")
+        if isinstance(value, (str, list)):
+            return ParsedAnswer(value, edges)
+    return ParsedAnswer(None, edges, parsed.error or "no answer in the JSON")
 
 
 def score_completion(task: Task, completion: str, context: Context, cfg: RewardConfig | None = None) -> RewardBreakdown:
@@ -145,9 +169,10 @@ def score_completion(task: Task, completion: str, context: Context, cfg: RewardC
     cited = {canonical_edge(e) for e in parsed.evidence}
     supported = cited & shown
     invalid = len(cited - shown) + (1 if parsed.error else 0)
+    shown_entities = {n for e in context.edges for n in (e.head, e.tail)}  # a KG name with a comma is one entity
     return score_episode(
         gold_answers=task.answers, gold_evidence=task.evidence, submitted=parsed.answer, evidence=supported,
-        critical_steps=1, max_steps=1, penalties_paid=invalid * cfg.invalid_action_penalty, cfg=cfg,
+        critical_steps=1, max_steps=1, penalties_paid=invalid * cfg.invalid_action_penalty, cfg=cfg, known=shown_entities,
     )
 
 

@@ -16,7 +16,6 @@ from collections import Counter
 from typing import Any
 
 from osint_gym.proposals import Offer, grounding, parse_proposal, validate_proposal
-from osint_gym.schema import Edge
 from osint_gym.single_turn import Context, score_completion
 from osint_gym.tasks import DuplicateFilter, Task
 from osint_selfplay.config import GeneratorConfig
@@ -58,13 +57,12 @@ def annealed(weight: float, step: int, anneal_steps: int) -> float:
 
 
 def context_to_json(context: Context) -> str:
-    return json.dumps({"text": context.text, "edges": [list(e) for e in context.edges], "entities": list(context.entities),
-                       "lines": list(context.lines)})
+    """A dataset row's ``context`` column (osint-gym's `Context.to_json`)."""
+    return context.to_json()
 
 
 def context_from_json(text: str) -> Context:
-    d = json.loads(text)
-    return Context(d["text"], tuple(Edge(*e) for e in d["edges"]), tuple(d["entities"]), tuple(d.get("lines", ())))
+    return Context.from_json(text)
 
 
 def _groups(values: list[float], size: int) -> list[list[float]]:
