@@ -120,8 +120,9 @@ def parse_answer(completion: str, context: Context | None = None) -> ParsedAnswe
     end of that line; later lines are prose and ignored) or, without a label, on the last line;
     the lines before it may cite evidence, as a line copied from the context or as
     ``head relation tail`` ids. A JSON ``{"answer": ..., "evidence": [[h, r, t], ...]}`` (or any
-    env action shape) works too. The answer string is judged by `osint_gym.reward.judge_answer`
-    (separators mean several candidates). Never raises."""
+    env action shape) works too. Lines are structure: only the answer line is judged, by
+    `osint_gym.reward.judge_answer` (separators in it mean several candidates), so ids listed one
+    per line score what the answer line alone scores. Never raises."""
     if not isinstance(completion, str) or not completion.strip():
         return ParsedAnswer(None, (), "empty completion")
     text = completion.strip()
