@@ -100,3 +100,72 @@ def test_no_sequence_of_non_answer_actions_earns_anything():
             total += r
             done = term or trunc
         assert total <= 0.0 and not info["answered"]
+
+
+def _judged(submitted, gold, known=()):
+    b = score_episode(gold_answers=gold, gold_evidence=GOLD, submitted=submitted, known=known)
+    return b.correct, b.multiple_candidates, round(b.total, 6)
+
+
+def test_labelled_answer_is_judged_without_the_prose_after_it():
+    # correct answer (1.0) + full efficiency at 1 step (0.2), no evidence, no penalty
+    assert _judged("Answer: person_12\nbecause the post says so", ["person_12"]) == (True, False, 1.2)
+    assert _judged("I looked it up.\nFinal answer = person_12\nperson_13 is a decoy", ["person_12"]) == (True, False, 1.2)
+    assert _judged("answer:\n person_12\n", ["person_12"]) == (True, False, 1.2)
+    assert _judged("Answer: person_12 person_13\nprose", ["person_12"]) == (False, True, -0.1)
+    assert _judged("Answer:", ["person_12"]) == (False, False, 0.0)
+
+
+@pytest.mark.parametrize("listed", ["person_12, person_3", "person_12 person_3", "person_12\nperson_3", "person_12\tperson_3",
+                                    "person_12;person_3", "person_12 / person_3", "person_12 and person_3", "person_12 | person_3",
+                                    "person_12\n\nperson_3\n", ["person_12 person_3"], ["person_12", "person_3"]])
+def test_every_separator_makes_several_candidates(listed):
+    assert _judged(listed, ["person_12"]) == (False, True, -0.1)
+
+
+def test_an_entity_whose_name_holds_a_separator_is_one_candidate():
+    kg = {"Sleep, My Love", "Douglas Sirk", "Simon and Garfunkel"}
+    assert _judged("Sleep, My Love", ["Sleep, My Love"]) == (True, False, 1.2)  # gold
+    assert _judged("Sleep, My Love", ["Kismet", "Sleep, My Love"]) == (True, False, 1.2)  # one of several gold answers
+    assert _judged("Sleep, My Love", ["Douglas Sirk"], known=kg) == (False, False, 0.0)  # wrong, but one entity
+    assert _judged("Answer: Sleep, My Love\nIt is a 1948 film.", ["Douglas Sirk"], known=kg) == (False, False, 0.0)
+    assert _judged("Sleep, My Love", ["Douglas Sirk"]) == (False, True, -0.1)  # without the world: three words
+    assert _judged("Sleep, My Love, Douglas Sirk", ["Douglas Sirk"], known=kg) == (False, True, -0.1)
+    assert _judged(["Sleep, My Love", "Douglas Sirk"], ["Douglas Sirk"], known=kg) == (False, True, -0.1)
+
+
+def test_a_world_names_its_entities_by_id_handle_and_name(world):
+    person = world.ids("person")[0]
+    name, handle = world.label(person), world.label(world.ids("account")[0])
+    assert " " in name
+    for one in (person, name, handle):
+        assert judge_answer(one, ["nobody"], world) == (False, False), one
+    assert judge_answer(f"{person} {world.ids('person')[1]}", ["nobody"], world) == (False, True)
+
+
+def test_kg_single_turn_answers_are_judged_by_the_same_rules():
+    from osint_gym.single_turn import Context, score_completion
+    from osint_gym.tasks import Task
+
+    task = Task("t", "Who directed Sleep, My Love?", ("Douglas Sirk",), (Edge("Sleep, My Love", "directed_by", "Douglas Sirk"),),
+                "kg", "easy")
+    ctx = Context("Sleep, My Love directed_by Douglas Sirk\nSleep, My Love release_year 1948",
+                  (Edge("Sleep, My Love", "directed_by", "Douglas Sirk"), Edge("Sleep, My Love", "release_year", "1948")),
+                  ("Douglas Sirk", "1948"), ("Sleep, My Love directed_by Douglas Sirk", "Sleep, My Love release_year 1948"))
+    wrong_entity = score_completion(task, "Answer: Sleep, My Love\nIt is the film itself.", ctx)
+    assert (wrong_entity.correct, wrong_entity.multiple_candidates, round(wrong_entity.total, 6)) == (False, False, 0.0)
+    right = score_completion(task, "Sleep, My Love directed_by Douglas Sirk\nAnswer: Douglas Sirk\nHe directed it.", ctx)
+    assert (right.correct, right.multiple_candidates, round(right.total, 6)) == (True, False, 1.5)  # + evidence F1 1.0
+    both = score_completion(task, "Douglas Sirk 1948", ctx)
+    assert (both.correct, both.multiple_candidates, round(both.total, 6)) == (False, True, -0.1)
+
+
+def test_env_plain_text_answer_ignores_the_prose_after_it():
+    env = gym.make("OSINT-v0")
+    env.reset(seed=3)
+    gold = env.unwrapped.task.answer
+    *_, term, _, info = env.step(f"Answer: {gold}\nI am confident because the records agree.")
+    assert term and info["correct"] and not info["reward_breakdown"]["multiple_candidates"]
+    env.reset(seed=3)
+    *_, info = env.step(json.dumps({"answer": f"{gold} person_0"}))
+    assert not info["correct"] and info["reward_breakdown"]["multiple_candidates"]

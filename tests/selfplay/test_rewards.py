@@ -97,6 +97,18 @@ def test_generator_reward_for_valid_proposals_is_learnability_diversity_groundin
     assert again[0] == pytest.approx(1.0 + cfg.grounding_weight - cfg.diversity_weight)
 
 
+def test_generator_diversity_uses_the_gym_duplicate_rule_within_its_history_window(pool, world):
+    cfg = GeneratorConfig(history_size=1)
+    reward = GeneratorReward(pool, cfg, FixedSolver(0.5))
+    (o0, g0), (o1, g1) = _gold(world, 0), _gold(world, 1)
+    reworded = g0.replace("Q: ", "Q: Tell me: ", 1)  # same world, answer and evidence: the same task
+    out = reward(prompts=[None] * 4, completions=[_msg(g0), _msg(reworded), _msg(g1), _msg(g0)],
+                 offer=[o0.to_json(), o0.to_json(), o1.to_json(), o0.to_json()], world_seed=[world.seed] * 4)
+    fresh, repeat = 1.0 + cfg.grounding_weight, 1.0 + cfg.grounding_weight - cfg.diversity_weight
+    # the last g0 comes after g1 pushed it out of a one-task history, so it is fresh again
+    assert out == pytest.approx([fresh, repeat, fresh, fresh])
+
+
 def test_grounding_rewards_evidence_the_offer_showed(pool, world):
     cfg = GeneratorConfig()
     offer, gold = _gold(world, 4)
@@ -144,3 +156,27 @@ def test_rewards_pickle_and_have_stable_names(pool):
     assert (g.__name__, a.__name__) == ("GeneratorReward", "AnswererReward")
     assert pickle.loads(pickle.dumps(a)).num_generations == 8
     assert pickle.loads(pickle.dumps(g)).cfg == GeneratorConfig()
+
+
+@pytest.mark.parametrize("sep", [", ", " ", " or ", "\t"])
+def test_answerer_listing_every_context_entity_scores_below_one_wrong_guess(world, sep):
+    task = TaskSampler(world, 0).sample(2)
+    ctx = build_context(world, task)
+    wrong = next(e for e in ctx.entities if e not in task.answers)
+    reward = AnswererReward(num_generations=2)
+    out = reward(prompts=[None] * 2, completions=[_msg(sep.join(ctx.entities)), _msg(wrong)],
+                 task=[json.dumps(task.to_dict())] * 2, context=[context_to_json(ctx)] * 2)
+    assert out == pytest.approx([-0.1, 0.0])
+
+
+def test_answerer_ids_one_per_line_are_judged_by_the_last_line_only(world):
+    """Lines are the single-turn format's structure: earlier lines are citations, never answers,
+    so listing ids one per line scores exactly what the last id alone scores."""
+    task = TaskSampler(world, 0).sample(2)
+    ctx = build_context(world, task)
+    ids = sorted(ctx.entities, key=lambda e: e in task.answers)  # the gold answer last
+    reward = AnswererReward(num_generations=4)
+    listed = [_msg("\n".join(ids)), _msg(ids[-1]), _msg("\n".join(reversed(ids))), _msg(ids[0])]
+    out = reward(prompts=[None] * 4, completions=listed, task=[json.dumps(task.to_dict())] * 4,
+                 context=[context_to_json(ctx)] * 4)
+    assert out == pytest.approx([1.2, 1.2, 0.0, 0.0])

@@ -24,7 +24,8 @@ from typing import Any
 MAX_ACTION_CHARS = 16_384
 _MAX_JSON_STARTS = 64  # bounded scan for a JSON value inside prose (keeps parsing O(n) in practice)
 _TAG = re.compile(r"<tool_call>\s*(.*?)\s*</tool_call>", re.DOTALL)
-_PLAIN_ANSWER = re.compile(r"^\s*(?:final\s+)?answer\s*[:=]\s*(.+?)\s*$", re.IGNORECASE | re.DOTALL)
+# the answer is the rest of the labelled line: prose on later lines is not part of it (see osint_gym.reward)
+_PLAIN_ANSWER = re.compile(r"^\s*(?:final\s+)?answer\s*[:=]\s*([^\n]*\S)", re.IGNORECASE)
 _DECODER = json.JSONDecoder()
 
 

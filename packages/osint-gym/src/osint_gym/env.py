@@ -329,7 +329,7 @@ class OSINTEnv(gym.Env[str, str]):
         return score_episode(
             gold_answers=self.task.answers, gold_evidence=self.task.evidence, submitted=self._submitted,
             evidence=self._graph, critical_steps=self._steps, max_steps=self.max_steps,
-            penalties_paid=self._penalty_paid, cfg=self.reward_config,
+            penalties_paid=self._penalty_paid, cfg=self.reward_config, known=self.world,
         )
 
     def _call_counts(self) -> dict[str, int]:

@@ -26,6 +26,8 @@ from typing import Any
 
 from osint_gym.errors import ConfigError
 from osint_gym.schema import Direction, Edge, canonical_edge
+from osint_gym.single_turn import distractor_edges
+from osint_gym.tasks.duplicates import DuplicateFilter
 from osint_gym.tasks.families import create_family, list_families
 from osint_gym.tasks.paths import Template, realize
 from osint_gym.tasks.phrasing import question_text
@@ -117,14 +119,7 @@ def make_offer(world: World, seed: int, index: int, *, mode: str = "fixed", max_
             continue
         context = edges
         if mode == "generate":
-            around: dict[Edge, None] = {}
-            for node in path:
-                for edge in world.incident_edges(node):
-                    if edge not in edges:
-                        around[edge] = None
-            extra = list(around)
-            rng.shuffle(extra)
-            context = tuple(edges) + tuple(extra[: max(0, n_context - len(edges))])
+            context = edges + tuple(distractor_edges(world, path, edges, rng, n_context - len(edges)))
             context = tuple(rng.sample(context, len(context)))
         return Offer(mode, path[0], edges, context, f"{seed}-{index}")
     raise ConfigError(f"no offer found at index {index} after {max_attempts} attempts")
@@ -278,20 +273,20 @@ class SampledBatch:
 def validate_sampled(
     worlds: list[World], offers: list[Offer], completions: list[str], *, max_hops: int, id_prefix: str
 ) -> SampledBatch:
-    """Validate sampled completions in order (world ``i`` is offer ``i``'s); a valid task whose
-    question repeats an earlier valid one counts as a ``duplicate``."""
+    """Validate sampled completions in order (world ``i`` is offer ``i``'s); a valid task that
+    repeats an earlier valid one (`DuplicateFilter`: same question, or same world, answer and
+    evidence) counts as a ``duplicate``."""
     batch = SampledBatch([], {}, [])
-    seen: set[str] = set()
+    seen = DuplicateFilter()
     for i, (world, offer, completion) in enumerate(zip(worlds, offers, completions, strict=True)):
         verdict, task = validate_proposal(world, parse_proposal(completion), offer=offer, max_hops=max_hops,
                                           task_id=f"{id_prefix}{i}")
         reason = verdict.reason.value
-        if task is not None and task.question in seen:
+        if task is not None and not seen.admit(task):
             reason, task = FailureReason.DUPLICATE.value, None
         batch.reasons[reason] = batch.reasons.get(reason, 0) + 1
         batch.records.append({"offer_id": offer.offer_id, "completion": completion, "reason": reason, "detail": verdict.detail})
         if task is not None:
-            seen.add(task.question)
             batch.tasks.append(task)
     return batch
 

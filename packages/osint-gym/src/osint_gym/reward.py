@@ -4,7 +4,8 @@ Episode return::
 
     R = correct * (w_answer + w_efficiency * efficiency) + w_evidence * F1(evidence, gold) - penalties
 
-* ``correct``: the submitted id equals a gold answer exactly (no case folding or prefix matching).
+* ``correct``: the submission names exactly one candidate and it equals a gold answer exactly (no
+  case folding or prefix matching); see "Answers" below.
 * ``F1``: the agent's working evidence graph against the gold evidence edges. ``add_edge`` only
   accepts edges shown by records the agent retrieved, so F1 cannot be earned by guessing.
 * ``efficiency = 1 - (critical_steps - 1) / max_steps``: fewer sequential steps score higher.
@@ -15,6 +16,27 @@ Episode return::
 Defaults: w_answer 1.0, w_evidence 0.3, w_efficiency 0.2, invalid 0.02, cap 0.2, multi 0.1, so
 R lies in [-0.3, 1.5]; any correct answer scores at least 0.8 and any wrong one at most 0.3.
 Non-answer steps earn nothing but penalties, so no sequence of them beats answering correctly.
+
+Answers (`judge_answer`, `split_candidates`): what a submission names, decided in this order.
+
+1. A list names one candidate per item (each item read as a string by rules 2-4), so a list
+   of several items is several candidates.
+2. A string that exactly equals a gold answer, or an entity of ``known`` (the world: an id, a
+   handle, or a name; in a knowledge graph an entity's id is its name), is one candidate, separators
+   and all: ``"Sleep, My Love"`` and ``"Simon and Garfunkel"`` are one entity each.
+3. Otherwise, a labelled answer: if a line starts with ``Answer:`` / ``Final answer:`` (``=`` works
+   too, any case), the answer is the text after the first such label up to the end of its line (or
+   on the next line after a bare ``Answer:``), stripped; the other lines (reasoning, cited
+   evidence) are not part of it, and rules 2 and 4 apply to it. ``"Answer: person_12\n<prose>"``
+   names ``person_12``.
+4. Otherwise every separator counts: commas, semicolons, ``|``, ``/``, the words ``or`` / ``and``,
+   and any whitespace, newlines included. Several parts are several candidates (``person_1
+   person_2`` pays the penalty that ``person_1, person_2`` pays); one part is judged as the whole
+   string, unchanged (``" person_2"`` is not ``person_2``); an empty string names none.
+
+Several candidates are never correct and pay ``multi_candidate_penalty`` once. The env's ``answer``
+action (its ``entity_id`` string or list) and single-turn completions (`osint_gym.single_turn`)
+are judged by these rules.
 """
 
 from __future__ import annotations
@@ -22,14 +44,17 @@ from __future__ import annotations
 import dataclasses
 import math
 import re
-from collections.abc import Iterable
+from collections.abc import Container, Iterable
 from dataclasses import dataclass
 from typing import Any
 
 from osint_gym.errors import ConfigError, unknown_key_message
 from osint_gym.schema import Edge, canonical_edge
+from osint_gym.world.graph import World
 
-_SEPARATORS = re.compile(r"\s*(?:,|;|\||\s+or\s+|\s+and\s+|\s*/\s*)\s*", re.IGNORECASE)
+# "Answer:" at the start of a line; the answer is the rest of that line (or the next, after "Answer:\n")
+_LABEL = re.compile(r"^[ \t]*(?:final[ \t]+)?answer[ \t]*[:=]\s*([^\n]*)", re.IGNORECASE | re.MULTILINE)
+_SEPARATORS = re.compile(r"\s*(?:[,;|/]|\s(?:or|and)\s)\s*|\s+", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -86,22 +111,52 @@ class RewardBreakdown:
         return dataclasses.asdict(self)
 
 
-def split_candidates(submitted: Any) -> list[str]:
-    """The ids an answer names: a list's items, or a string's parts if it lists several."""
+def labelled_answer(text: str) -> tuple[str, str] | None:
+    """``(text before the first Answer: label, the answer after it)``, the answer being the rest of
+    the label's line, stripped (rule 3 of the module docstring); ``None`` without a label."""
+    m = _LABEL.search(text)
+    return (text[: m.start()], m.group(1).strip()) if m else None
+
+
+def answer_text(text: str) -> str:
+    """The answer part of a submitted string: the labelled answer, else the string unchanged."""
+    found = labelled_answer(text)
+    return found[1] if found else text
+
+
+def _one_entity(text: str, known: tuple[Container[str], ...]) -> bool:
+    for names in known:
+        if text in names:
+            return True
+        if isinstance(names, World) and (text.lower() in names.by_name or names.resolve(text) is not None):
+            return True  # a world also knows its entities by name and accounts by handle
+    return False
+
+
+def split_candidates(submitted: Any, *known: Container[str]) -> list[str]:
+    """The candidates a submission names (rules 1-4 of the module docstring); strings that
+    exactly equal an entity of one of the ``known`` containers stay whole."""
+    if submitted is None:
+        return []
     if isinstance(submitted, (list, tuple)):
-        return [str(s) for s in submitted]
-    if not isinstance(submitted, str):
-        return [] if submitted is None else [str(submitted)]
-    parts = [p for p in _SEPARATORS.split(submitted) if p]
-    return parts if len(parts) > 1 else [submitted]
+        return [c for item in submitted for c in split_candidates(item, *known)]
+    text = submitted if isinstance(submitted, str) else str(submitted)
+    if not _one_entity(text, known):
+        text = answer_text(text)
+    if _one_entity(text, known):
+        return [text]
+    parts = [p for p in _SEPARATORS.split(text) if p]
+    if len(parts) > 1:
+        return parts
+    return [text] if text else []
 
 
-def judge_answer(submitted: Any, gold: Iterable[str]) -> tuple[bool, bool]:
-    """(correct, several_candidates). Exact id match; a list of candidates is never correct."""
+def judge_answer(submitted: Any, gold: Iterable[str], known: Container[str] = ()) -> tuple[bool, bool]:
+    """(correct, several_candidates) of a submission against the gold answers (Hits@1 when there
+    are several); ``known`` is the world, so that an entity whose name holds a separator is one
+    candidate even when it is not a gold answer."""
     gold_set = set(gold)
-    if isinstance(submitted, str) and submitted in gold_set:  # e.g. a KG name containing " and "
-        return True, False
-    candidates = split_candidates(submitted)
+    candidates = split_candidates(submitted, gold_set, known)
     if len(candidates) > 1:
         return False, True
     return bool(candidates) and candidates[0] in gold_set, False
@@ -142,11 +197,13 @@ def score_episode(
     max_steps: int = 1,
     penalties_paid: float = 0.0,
     cfg: RewardConfig | None = None,
+    known: Container[str] = (),
 ) -> RewardBreakdown:
-    """The whole-episode reward and its parts. ``submitted=None`` means the agent never answered."""
+    """The whole-episode reward and its parts. ``submitted=None`` means the agent never answered;
+    ``known`` (the world) lets an entity named with a separator count as one candidate."""
     cfg = cfg or RewardConfig()
     answered = submitted is not None
-    correct, multiple = judge_answer(submitted, gold_answers) if answered else (False, False)
+    correct, multiple = judge_answer(submitted, gold_answers, known) if answered else (False, False)
     p, r, f1 = evidence_scores(evidence, gold_evidence) if answered else (0.0, 0.0, 0.0)
     answer_part = cfg.correct if correct else 0.0
     evidence_part = cfg.evidence_weight * f1

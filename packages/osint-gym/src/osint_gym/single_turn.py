@@ -11,11 +11,12 @@ from __future__ import annotations
 import json
 import random
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from osint_gym.actions import parse_action
 from osint_gym.errors import ConfigError
-from osint_gym.reward import RewardBreakdown, RewardConfig, score_episode
+from osint_gym.reward import RewardBreakdown, RewardConfig, labelled_answer, score_episode
 from osint_gym.schema import ID_PREFIX, Edge, EntityType, canonical_edge
 from osint_gym.tasks.task import Task
 from osint_gym.views import page, record_edges
@@ -32,6 +33,16 @@ class Context:
     entities: tuple[str, ...]  # every entity the context shows by its id, in order of appearance
     lines: tuple[str, ...] = ()  # triples mode: line i shows edges[i]
 
+    def to_json(self) -> str:
+        """The context as one JSON string (a dataset column), read back by `from_json`."""
+        return json.dumps({"text": self.text, "edges": [list(e) for e in self.edges], "entities": list(self.entities),
+                           "lines": list(self.lines)})
+
+    @classmethod
+    def from_json(cls, text: str) -> Context:
+        d = json.loads(text)
+        return cls(d["text"], tuple(Edge(*e) for e in d["edges"]), tuple(d["entities"]), tuple(d.get("lines", ())))
+
     def line_edge(self, line: str) -> Edge | None:
         """The edge a line of this context shows (a citation copied from the context)."""
         try:
@@ -40,17 +51,16 @@ class Context:
             return None
 
 
-def _distractor_edges(world: World, task: Task, rng: random.Random, n: int) -> list[Edge]:
-    """Edges around the entities of the evidence that are not themselves evidence."""
-    gold = {canonical_edge(e) for e in task.evidence}
-    around: dict[Edge, None] = {}
-    for node in dict.fromkeys(n for e in task.evidence for n in (e.head, e.tail)):
-        for edge in world.incident_edges(node):
-            if edge not in gold:
-                around[edge] = None
-    pool = list(around)
+def distractor_edges(world: World, around: Iterable[str], exclude: Iterable[Edge], rng: random.Random, n: int) -> list[Edge]:
+    """Up to ``n`` edges incident to the entities ``around``, shuffled by ``rng``: each edge once
+    and none of ``exclude``, both up to symmetry (a ``knows`` edge is the same edge both ways).
+
+    The one source of distractors: single-turn contexts and ``generate``-mode proposal offers."""
+    gold = {canonical_edge(e) for e in exclude}
+    # incident_edges yields canonical edges, so comparing against canonical `gold` is symmetric
+    pool = list(dict.fromkeys(e for node in dict.fromkeys(around) for e in world.incident_edges(node) if e not in gold))
     rng.shuffle(pool)
-    return pool[:n]
+    return pool[: max(0, n)]
 
 
 def build_context(world: World, task: Task, *, mode: str = "triples", n_distractors: int = 6, seed: int = 0) -> Context:
@@ -58,7 +68,8 @@ def build_context(world: World, task: Task, *, mode: str = "triples", n_distract
     if mode not in CONTEXT_MODES:
         raise ConfigError(f"context mode must be one of {CONTEXT_MODES}, got {mode!r}")
     rng = random.Random(f"{seed}:{task.task_id}:{task.question}")
-    edges = [canonical_edge(e) for e in task.evidence] + _distractor_edges(world, task, rng, n_distractors)
+    around = (n for e in task.evidence for n in (e.head, e.tail))
+    edges = [canonical_edge(e) for e in task.evidence] + distractor_edges(world, around, task.evidence, rng, n_distractors)
     rng.shuffle(edges)
     entities = list(dict.fromkeys(n for e in edges for n in (e.head, e.tail)))
     if mode == "triples":
@@ -73,18 +84,21 @@ def build_context(world: World, task: Task, *, mode: str = "triples", n_distract
     return Context(text, shown, tuple(entities))
 
 
+def answer_prompt(task: Task, context: Context) -> str:
+    """The user turn of the single-turn answerer (also the prefix of tokenizer-corpus texts).
+    The question comes first: a small model then reads the context knowing what it looks for."""
+    return f"Question: {task.question}\nContext:\n{context.text}"
+
+
 def answer_messages(task: Task, context: Context) -> list[dict[str, str]]:
     """The chat prompt of the single-turn answerer."""
-    return [
-        {"role": "system", "content": SYSTEM_PROMPT},
-        # The question comes first: a small model then reads the context knowing what it looks for.
-        {"role": "user", "content": f"Question: {task.question}\nContext:\n{context.text}"},
-    ]
+    return [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": answer_prompt(task, context)}]
 
 
 def gold_completion(task: Task, context: Context | None = None, cite_evidence: bool = False) -> str:
     """What a perfect single-turn answer looks like (warm-start demonstrations): the answer id,
-    optionally after the evidence lines it follows, copied from the context in path order."""
+    optionally after the evidence lines it follows, copied from the context in path order
+    (the format `parse_answer` reads)."""
     if not cite_evidence:
         return task.answer
     lines = []
@@ -102,26 +116,24 @@ class ParsedAnswer:
 
 
 def parse_answer(completion: str, context: Context | None = None) -> ParsedAnswer:
-    """The answer is the last line (``person_12`` or ``answer: person_12``); earlier lines may cite
-    evidence, as a line copied from the context or as ``head relation tail`` ids. A JSON
-    ``{"answer": ..., "evidence": [[h, r, t], ...]}`` (or any env action shape) works too. Never raises."""
+    """The single-turn answer format. The answer is on the first line labelled ``Answer:`` (to the
+    end of that line; later lines are prose and ignored) or, without a label, on the last line;
+    the lines before it may cite evidence, as a line copied from the context or as
+    ``head relation tail`` ids. A JSON ``{"answer": ..., "evidence": [[h, r, t], ...]}`` (or any
+    env action shape) works too. Lines are structure: only the answer line is judged, by
+    `osint_gym.reward.judge_answer` (separators in it mean several candidates), so ids listed one
+    per line score what the answer line alone scores. Never raises."""
     if not isinstance(completion, str) or not completion.strip():
         return ParsedAnswer(None, (), "empty completion")
     text = completion.strip()
     if text[0] in "{[<":
-        parsed = parse_action(text)
-        answers = [c for c in parsed.calls if c.name == "answer" and isinstance(c.args, dict)]
-        edges = tuple(
-            Edge(c.args["src"], c.args["rel"], c.args["dst"]) for c in parsed.calls
-            if c.name == "add_edge" and isinstance(c.args, dict) and all(isinstance(c.args.get(k), str) for k in ("src", "rel", "dst"))
-        )
-        if answers:
-            value = answers[0].args.get("entity_id")
-            if isinstance(value, (str, list)):
-                return ParsedAnswer(value, edges)
-        return ParsedAnswer(None, edges, parsed.error or "no answer in the JSON")
-    *rest, last = [ln for ln in text.splitlines() if ln.strip()]
-    answer = re.sub(r"^\s*(?:final\s+)?answer\s*[:=]\s*", "", last, flags=re.IGNORECASE).strip()
+        return _parse_json_answer(text)
+    found = labelled_answer(text)
+    if found is not None:
+        head, answer = found
+        rest = [ln for ln in head.splitlines() if ln.strip()]
+    else:
+        *rest, answer = [ln.strip() for ln in text.splitlines() if ln.strip()]
     edges = []
     for line in rest:
         line = re.sub(r"^\s*evidence\s*:\s*", "", line, flags=re.IGNORECASE).strip()
@@ -131,8 +143,22 @@ def parse_answer(completion: str, context: Context | None = None) -> ParsedAnswe
         if edge is not None:
             edges.append(edge)
     if not answer:
-        return ParsedAnswer(None, tuple(edges), "no answer on the last line")
+        return ParsedAnswer(None, tuple(edges), "no answer after the Answer: label")
     return ParsedAnswer(answer, tuple(edges))
+
+
+def _parse_json_answer(text: str) -> ParsedAnswer:
+    parsed = parse_action(text)
+    answers = [c for c in parsed.calls if c.name == "answer" and isinstance(c.args, dict)]
+    edges = tuple(
+        Edge(c.args["src"], c.args["rel"], c.args["dst"]) for c in parsed.calls
+        if c.name == "add_edge" and isinstance(c.args, dict) and all(isinstance(c.args.get(k), str) for k in ("src", "rel", "dst"))
+    )
+    if answers:
+        value = answers[0].args.get("entity_id")
+        if isinstance(value, (str, list)):
+            return ParsedAnswer(value, edges)
+    return ParsedAnswer(None, edges, parsed.error or "no answer in the JSON")
 
 
 def score_completion(task: Task, completion: str, context: Context, cfg: RewardConfig | None = None) -> RewardBreakdown:
@@ -144,9 +170,10 @@ def score_completion(task: Task, completion: str, context: Context, cfg: RewardC
     cited = {canonical_edge(e) for e in parsed.evidence}
     supported = cited & shown
     invalid = len(cited - shown) + (1 if parsed.error else 0)
+    shown_entities = {n for e in context.edges for n in (e.head, e.tail)}  # a KG name with a comma is one entity
     return score_episode(
         gold_answers=task.answers, gold_evidence=task.evidence, submitted=parsed.answer, evidence=supported,
-        critical_steps=1, max_steps=1, penalties_paid=invalid * cfg.invalid_action_penalty, cfg=cfg,
+        critical_steps=1, max_steps=1, penalties_paid=invalid * cfg.invalid_action_penalty, cfg=cfg, known=shown_entities,
     )
 
 

@@ -11,20 +11,15 @@
 from __future__ import annotations
 
 import json
-import re
 import time
-from collections import Counter, deque
+from collections import Counter
 from typing import Any
 
 from osint_gym.proposals import Offer, grounding, parse_proposal, validate_proposal
-from osint_gym.schema import Edge
 from osint_gym.single_turn import Context, score_completion
-from osint_gym.tasks import Task
+from osint_gym.tasks import DuplicateFilter, Task
 from osint_selfplay.config import GeneratorConfig
 from osint_selfplay.worlds import WorldPool
-
-_WORD = re.compile(r"[a-z0-9_@.]+")
-
 
 def completion_text(completion: Any) -> str:
     """TRL passes conversational completions as message lists; plain ones as strings."""
@@ -62,13 +57,12 @@ def annealed(weight: float, step: int, anneal_steps: int) -> float:
 
 
 def context_to_json(context: Context) -> str:
-    return json.dumps({"text": context.text, "edges": [list(e) for e in context.edges], "entities": list(context.entities),
-                       "lines": list(context.lines)})
+    """A dataset row's ``context`` column (osint-gym's `Context.to_json`)."""
+    return context.to_json()
 
 
 def context_from_json(text: str) -> Context:
-    d = json.loads(text)
-    return Context(d["text"], tuple(Edge(*e) for e in d["edges"]), tuple(d["entities"]), tuple(d.get("lines", ())))
+    return Context.from_json(text)
 
 
 def _groups(values: list[float], size: int) -> list[list[float]]:
@@ -117,25 +111,12 @@ class GeneratorReward:
         self.cfg = cfg
         self.solver = solver  # .solve_rates(list[Task]) -> list[float]; None in dry runs
         self.max_steps = max_steps
-        self.history: deque[tuple[tuple[Any, ...], frozenset[str]]] = deque(maxlen=cfg.history_size)
+        # recent valid proposals (this batch included): osint-gym's one duplicate rule plus the near-copy rule
+        self.history = DuplicateFilter(jaccard=cfg.duplicate_jaccard, max_history=cfg.history_size)
         self.reasons: Counter[str] = Counter()
         self.solve_rates: list[float] = []
         self.seconds = 0.0  # validation and scoring, without the frozen answerer's sampling
         self.solver_seconds = 0.0
-
-    def _tokens(self, question: str) -> frozenset[str]:
-        return frozenset(_WORD.findall(question.lower()))
-
-    def _duplicate(self, key: tuple[Any, ...], tokens: frozenset[str], pool: list[tuple[tuple[Any, ...], frozenset[str]]]) -> bool:
-        """A near-duplicate asks the same thing (same world, answer and evidence) or reads the same
-        (question-token Jaccard similarity at or above the threshold)."""
-        for other_key, other in pool:
-            if other_key == key:
-                return True
-            union = len(tokens | other)
-            if union and len(tokens & other) / union >= self.cfg.duplicate_jaccard:
-                return True
-        return False
 
     def __call__(self, prompts: list[Any], completions: list[Any], offer: list[str], world_seed: list[int],
                  **kwargs: Any) -> list[float]:
@@ -159,13 +140,10 @@ class GeneratorReward:
             rates = [0.5] * len(valid)
         t2 = time.perf_counter()
         self.solver_seconds += t2 - t1
-        batch: list[tuple[tuple[Any, ...], frozenset[str]]] = []
         log_metric = kwargs.get("log_metric")
         for (i, task, off, proposal), p in zip(valid, rates):
-            tokens = self._tokens(task.question)
-            key = (task.provenance.get("world_seed"), task.answer, frozenset(task.evidence))
-            duplicate = self._duplicate(key, tokens, batch) or self._duplicate(key, tokens, list(self.history))
-            batch.append((key, tokens))
+            duplicate = self.history.is_duplicate(task)
+            self.history.add(task)
             parts = {
                 "learnability": self.cfg.learnability_weight * learnability(p, self.cfg.learnability),
                 "diversity": -self.cfg.diversity_weight if duplicate else 0.0,
@@ -177,7 +155,6 @@ class GeneratorReward:
                 for name, value in parts.items():
                     log_metric(f"generator/{name}", value)
                 log_metric("generator/solve_rate", p)
-        self.history.extend(batch)
         if log_metric is not None:
             log_metric("generator/valid_rate", len(valid) / max(1, len(completions)))
         self.seconds += (t1 - t0) + (time.perf_counter() - t2)

@@ -1,5 +1,6 @@
 """Procedural, verified investigation tasks."""
 
+from osint_gym.tasks.duplicates import DuplicateFilter, task_signature
 from osint_gym.tasks.families import create_family, list_families, register_family
 from osint_gym.tasks.oracle import OracleResult, oracle_plan, run_oracle
 from osint_gym.tasks.query import Filter, Hop, Query
@@ -13,8 +14,8 @@ from osint_gym.tasks.verify import (
 
 __all__ = [
     "DEFAULT_BUDGETS", "Budgets", "Stamp", "verified", "world_fingerprint",
-    "DEFAULT_MAX_PARALLEL_CALLS", "DEFAULT_MAX_STEPS", "DIFFICULTIES", "FailureReason", "Filter", "Hop",
+    "DEFAULT_MAX_PARALLEL_CALLS", "DEFAULT_MAX_STEPS", "DIFFICULTIES", "DuplicateFilter", "FailureReason", "Filter", "Hop",
     "OracleResult", "Query", "Task", "TaskSampler", "Verdict", "create_family", "difficulty_for_hops",
     "list_families", "load_jsonl", "mentions", "names_entity", "oracle_plan", "register_family",
-    "run_oracle", "save_jsonl", "verify_task",
+    "run_oracle", "save_jsonl", "task_signature", "verify_task",
 ]

@@ -7,6 +7,7 @@ from collections import Counter
 from collections.abc import Iterable
 
 from osint_gym.errors import ConfigError, TaskError
+from osint_gym.tasks.duplicates import DuplicateFilter
 from osint_gym.tasks.families import TaskFamily, create_family, list_families
 from osint_gym.tasks.task import DEFAULT_BUDGETS, DIFFICULTIES, Budgets, Task
 from osint_gym.tasks.verify import verify_task, world_fingerprint
@@ -90,16 +91,18 @@ class TaskSampler:
     def generate(
         self, n: int, *, family: str | None = None, difficulty: str | None = None, start: int = 0, unique: bool = True
     ) -> list[Task]:
-        """``n`` verified tasks from consecutive indices; with ``unique``, repeated questions are skipped."""
+        """``n`` verified tasks from consecutive indices; with ``unique``, repeated questions are skipped.
+
+        Only the question text counts here (``DuplicateFilter(by_signature=False)``): the v0 benchmark
+        splits were drawn with this rule and stay byte-identical; rewordings of one task are kept."""
         tasks: list[Task] = []
-        seen: set[str] = set()
+        seen = DuplicateFilter(by_signature=False)
         index = start
         while len(tasks) < n:
             task = self.sample(index, family=family, difficulty=difficulty)
             index += 1
-            if unique and task.question in seen:
+            if unique and not seen.admit(task):
                 self.rejections["duplicate"] += 1
                 continue
-            seen.add(task.question)
             tasks.append(task)
         return tasks
