@@ -43,7 +43,8 @@ def _noun(filters: tuple[Filter, ...], default: str) -> str:
     return noun
 
 
-def _clauses(world: World, filters: tuple[Filter, ...]) -> str:
+def filter_clauses(world: World, filters: tuple[Filter, ...]) -> str:
+    """The clauses a question adds for filters: ' who works at O and who lives in L'."""
     parts = []
     for f in filters:
         if f.relation in ("type", "platform"):
@@ -55,7 +56,7 @@ def _clauses(world: World, filters: tuple[Filter, ...]) -> str:
 
 def _hop_phrase(world: World, hop: Hop, x: str, ttype: str, rng: random.Random) -> str:
     templates = HOP_PHRASES.get((hop.relation, hop.direction), ("the {n} linked by " + hop.relation + " to {x}",))
-    return rng.choice(templates).format(x=x, n=_noun(hop.filters, ttype)) + _clauses(world, hop.filters)
+    return rng.choice(templates).format(x=x, n=_noun(hop.filters, ttype)) + filter_clauses(world, hop.filters)
 
 
 def _needs_chain(query: Query) -> bool:
@@ -71,7 +72,7 @@ def question_text(world: World, query: Query, answer_type: str, target_types: li
     """The question for a query; target_types[i] is the type of the entity reached by hop i."""
     wrappers = PERSON_WRAPPERS if answer_type == "person" else WRAPPERS
     if query.start is None:
-        np = f"the {NOUNS.get(query.select_type or 'entity', 'entity')}{_clauses(world, query.filters)}"
+        np = f"the {NOUNS.get(query.select_type or 'entity', 'entity')}{filter_clauses(world, query.filters)}"
         return rng.choice(wrappers).format(np=np, n=NOUNS.get(answer_type, answer_type))
     if not _needs_chain(query):
         np = world.surface(query.start)
