@@ -14,11 +14,19 @@ from typing import Any
 
 from osint_gym import views
 from osint_gym.errors import UnknownEntityError
-from osint_gym.schema import Edge, canonical_edge
+from osint_gym.schema import RELATIONS, Edge, canonical_edge
 from osint_gym.world.graph import World, tokenize
 
 MAX_LIMIT = 20
 DEFAULT_LIMIT = 10
+# search_people's filters, as (argument, relation, entity type): the relations whose reverse
+# lookup the relation specs give to the directory ("the people who work at O").
+DIRECTORY_FILTERS: tuple[tuple[str, str, str], ...] = tuple(
+    (lk.arg, spec.name, spec.tails[0].value)
+    for spec in RELATIONS.values()
+    for lk in spec.inward.reveal
+    if lk.tool == "search_people"
+)
 
 
 class ToolError(Exception):
@@ -210,10 +218,8 @@ def search_people(
         for tok in tokens:
             ids = {i: None for i in world.name_tokens.get(tok, ()) if world.type_of(i) == person_type}
             candidates = ids if candidates is None else {i: None for i in candidates if i in ids}
-    for arg, value, rel, etype in (
-        ("organization", organization, "works_at", "organization"),
-        ("location", location, "lives_in", "location"),
-    ):
+    for arg, rel, etype in DIRECTORY_FILTERS:
+        value = {"organization": organization, "location": location}[arg]
         if value:
             if not world.kind.directory_filters:
                 raise ToolError(f"search_people: {arg} filters exist only in OSINT worlds")

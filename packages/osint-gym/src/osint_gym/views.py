@@ -160,7 +160,8 @@ def kg_entity_page(world: World, eid: str, relation: str | None = None, limit: i
 def connections(world: World, entity_id: str) -> Record:
     etype = world.type_of(entity_id)
     if etype == "person":
-        return {"id": entity_id, "type": "connections", "knows": _refs(world, _linked(world, "connections", "knows", entity_id))}
+        knows = _linked(world, "connections", "knows", entity_id)
+        return {"id": entity_id, "type": "connections", "knows": _refs(world, knows)}
     if etype == "account":
         return {
             "id": entity_id,

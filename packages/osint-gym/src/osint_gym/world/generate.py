@@ -56,7 +56,8 @@ class _Builder:
         for i in range(max(3, round(n / cfg.people_per_location))):
             base = cities[i] if i < len(cities) else N.syllable_word(rng, 3)
             name = namer.take(base, rng)
-            lid = self.node(entity_id(EntityType.LOCATION, i), "location", name=name, country=N.COUNTRIES.get(base, "Freeland"))
+            country = N.COUNTRIES.get(base, "Freeland")
+            lid = self.node(entity_id(EntityType.LOCATION, i), "location", name=name, country=country)
             self.locs.append(lid)
             self.loc_name[lid] = name
         self.orgs: list[str] = []
@@ -64,7 +65,8 @@ class _Builder:
         self.org_loc: dict[str, str] = {}
         for i in range(max(3, round(n / cfg.people_per_org))):
             name = namer.take(f"{N.syllable_word(rng)} {rng.choice(N.ORG_KINDS)}", rng)
-            oid = self.node(entity_id(EntityType.ORGANIZATION, i), "organization", name=name, industry=rng.choice(N.INDUSTRIES))
+            industry = rng.choice(N.INDUSTRIES)
+            oid = self.node(entity_id(EntityType.ORGANIZATION, i), "organization", name=name, industry=industry)
             loc = rng.choice(self.locs)
             self.edge(oid, "based_in", loc)
             self.orgs.append(oid)

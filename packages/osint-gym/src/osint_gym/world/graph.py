@@ -206,4 +206,5 @@ class World:
         return counts
 
     def __repr__(self) -> str:
-        return f"World(name={self.name!r}, kind={self.kind.value!r}, nodes={len(self)}, edges={self.graph.number_of_edges()})"
+        edges = self.graph.number_of_edges()
+        return f"World(name={self.name!r}, kind={self.kind.value!r}, nodes={len(self)}, edges={edges})"
