@@ -94,6 +94,7 @@ class World:
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
+        self.kind = WorldKind(self.kind)  # worlds pickled before WorldKind stored a plain string
         self._succ = self.graph._succ
         self._pred = self.graph._pred
         self._node = self.graph._node
