@@ -9,6 +9,7 @@ import pytest
 
 from osint_gym.errors import ConfigError, UnknownEntityError
 from osint_gym.world import WorldConfig, generate_world
+from osint_gym.world.graph import World
 
 
 def test_same_seed_gives_identical_world_and_other_seed_differs():
@@ -156,3 +157,13 @@ def test_incident_edges_are_the_canonical_edges_touching_an_entity(world):
         expected = {canonical_edge(e) for e in world.edges() if eid in (e.head, e.tail)}
         got = list(world.incident_edges(eid))
         assert set(got) == expected and len(got) == len(expected)  # symmetric relations appear once
+
+
+def test_a_world_pickled_with_a_plain_kind_string_loads_with_a_world_kind(world):
+    from osint_gym.schema import WorldKind
+
+    state = world.__getstate__()
+    state["kind"] = "osint"
+    clone = World.__new__(World)
+    clone.__setstate__(state)
+    assert clone.kind is WorldKind.OSINT and clone.kind.directory_filters

@@ -311,7 +311,7 @@ class OSINTEnv(gym.Env[str, str]):
         extra = set(args) - {"src", "rel", "dst"}
         if extra:
             return f"add_edge: unknown field {sorted(extra)[0]!r}"
-        if self.world.kind == "osint" and args["rel"] not in RELATIONS:
+        if not self.world.kind.knows_relation(args["rel"]):
             return f"unknown relation {args['rel'][:40]!r}; known: {', '.join(RELATIONS)}"
         edge = canonical_edge(Edge(args["src"], args["rel"], args["dst"]))
         if edge not in self._notes.supported():

@@ -14,11 +14,19 @@ from typing import Any
 
 from osint_gym import views
 from osint_gym.errors import UnknownEntityError
-from osint_gym.schema import Edge, canonical_edge
+from osint_gym.schema import RELATIONS, Edge, canonical_edge
 from osint_gym.world.graph import World, tokenize
 
 MAX_LIMIT = 20
 DEFAULT_LIMIT = 10
+# search_people's filters, as (argument, relation, entity type): the relations whose reverse
+# lookup the relation specs give to the directory ("the people who work at O").
+DIRECTORY_FILTERS: tuple[tuple[str, str, str], ...] = tuple(
+    (lk.arg, spec.name, spec.tails[0].value)
+    for spec in RELATIONS.values()
+    for lk in spec.inward.reveal
+    if lk.tool == "search_people"
+)
 
 
 class ToolError(Exception):
@@ -201,7 +209,7 @@ def search_people(
 ) -> ToolOutput:
     if not (name or organization or location):
         raise ToolError("search_people: give at least one of name, organization, location")
-    person_type = "person" if world.kind == "osint" else "entity"
+    person_type = world.kind.person_type
     candidates: dict[str, None] | None = None
     if name:
         tokens = list(dict.fromkeys(tokenize(name)))
@@ -210,24 +218,21 @@ def search_people(
         for tok in tokens:
             ids = {i: None for i in world.name_tokens.get(tok, ()) if world.type_of(i) == person_type}
             candidates = ids if candidates is None else {i: None for i in candidates if i in ids}
-    for arg, value, rel, etype in (
-        ("organization", organization, "works_at", "organization"),
-        ("location", location, "lives_in", "location"),
-    ):
+    for arg, rel, etype in DIRECTORY_FILTERS:
+        value = {"organization": organization, "location": location}[arg]
         if value:
-            if world.kind != "osint":
+            if not world.kind.directory_filters:
                 raise ToolError(f"search_people: {arg} filters exist only in OSINT worlds")
             target = _entity(world, value, (etype,), arg)
             ids = dict.fromkeys(world.neighbors(target, rel, "in"))
             candidates = ids if candidates is None else {i: None for i in candidates if i in ids}
     hits = list(candidates or {})
-    render = views.person_page if world.kind == "osint" else views.kg_entity_page
-    return _output({"total": len(hits), "results": [render(world, p) for p in hits[:limit]]}, notes)
+    return _output({"total": len(hits), "results": [views.page(world, p) for p in hits[:limit]]}, notes)
 
 
 def get_connections(world: World, notes: Notes, person_or_account: str, relation: str | None) -> ToolOutput:
     eid = _entity(world, person_or_account, ("person", "account", "entity"), "person_or_account")
-    if relation is not None and world.kind == "kg":
+    if relation is not None and world.kind.connections_by_relation:
         return _output(views.kg_entity_page(world, eid, relation=relation, limit=200), notes)
     return _output(views.connections(world, eid), notes)
 
@@ -329,7 +334,7 @@ CONTROL_SCHEMAS: list[dict[str, Any]] = [
 
 
 def tools_for(world: World) -> dict[str, ToolSpec]:
-    return TOOLS if world.kind == "osint" else {k: v for k, v in TOOLS.items() if v.kg}
+    return TOOLS if world.kind.all_tools else {k: v for k, v in TOOLS.items() if v.kg}
 
 
 def tool_schemas(world: World) -> list[dict[str, Any]]:

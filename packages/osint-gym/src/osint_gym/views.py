@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from osint_gym.schema import Edge
+from osint_gym.schema import RECORD_FIELDS, Direction, Edge
 from osint_gym.world.graph import World
 
 Record = dict[str, Any]
@@ -39,16 +39,23 @@ def _one(world: World, ids: list[str]) -> Record | None:
     return ref(world, ids[0]) if ids else None
 
 
+def _linked(world: World, record: str, field: str, entity_id: str) -> list[str]:
+    """The entities a record field lists: the relation and direction come from the relation spec."""
+    relation, direction, _ = RECORD_FIELDS[(record, field)]
+    return world.neighbors(entity_id, relation, direction)
+
+
 def person_page(world: World, pid: str) -> Record:
-    accounts = [a for a in world.neighbors(pid, "alias_of", "in") if world.entity(a).get("listed")]
+    # only accounts their owner lists publicly: who runs an unlisted account stays hidden
+    accounts = [a for a in _linked(world, "person", "accounts", pid) if world.entity(a).get("listed")]
     return {
         "id": pid,
         "type": "person",
         "name": world.entity(pid)["name"],
-        "employer": _one(world, world.neighbors(pid, "works_at", "out")),
-        "city": _one(world, world.neighbors(pid, "lives_in", "out")),
+        "employer": _one(world, _linked(world, "person", "employer", pid)),
+        "city": _one(world, _linked(world, "person", "city", pid)),
         "accounts": _refs(world, accounts),
-        "events": _refs(world, world.neighbors(pid, "attended", "out")),
+        "events": _refs(world, _linked(world, "person", "events", pid)),
     }
 
 
@@ -74,7 +81,7 @@ def organization_page(world: World, oid: str) -> Record:
         "type": "organization",
         "name": world.entity(oid)["name"],
         "industry": world.entity(oid).get("industry"),
-        "based_in": _one(world, world.neighbors(oid, "based_in", "out")),
+        "based_in": _one(world, _linked(world, "organization", "based_in", oid)),
     }
 
 
@@ -84,8 +91,8 @@ def location_page(world: World, lid: str) -> Record:
         "type": "location",
         "name": world.entity(lid)["name"],
         "country": world.entity(lid).get("country"),
-        "organizations": _refs(world, world.neighbors(lid, "based_in", "in"), LIST_LIMIT),
-        "events": _refs(world, world.neighbors(lid, "held_in", "in"), LIST_LIMIT),
+        "organizations": _refs(world, _linked(world, "location", "organizations", lid), LIST_LIMIT),
+        "events": _refs(world, _linked(world, "location", "events", lid), LIST_LIMIT),
     }
 
 
@@ -95,8 +102,8 @@ def event_page(world: World, eid: str) -> Record:
         "type": "event",
         "name": world.entity(eid)["name"],
         "date": world.entity(eid).get("date"),
-        "held_in": _one(world, world.neighbors(eid, "held_in", "out")),
-        "attendees": _refs(world, world.neighbors(eid, "attended", "in"), LIST_LIMIT),
+        "held_in": _one(world, _linked(world, "event", "held_in", eid)),
+        "attendees": _refs(world, _linked(world, "event", "attendees", eid), LIST_LIMIT),
     }
 
 
@@ -105,11 +112,11 @@ def post_record(world: World, pid: str) -> Record:
     return {
         "id": pid,
         "type": "post",
-        "author": _one(world, world.neighbors(pid, "authored", "in")),
+        "author": _one(world, _linked(world, "post", "author", pid)),
         "date": p["date"],
         "text": p["text"],
-        "mentions": _refs(world, world.neighbors(pid, "mentions", "out")),
-        "references": _refs(world, world.neighbors(pid, "references", "out")),
+        "mentions": _refs(world, _linked(world, "post", "mentions", pid)),
+        "references": _refs(world, _linked(world, "post", "references", pid)),
     }
 
 
@@ -119,17 +126,17 @@ def thread_record(world: World, tid: str) -> Record:
         "id": tid,
         "type": "thread",
         "title": t["title"],
-        "author": _one(world, world.neighbors(tid, "authored", "in")),
+        "author": _one(world, _linked(world, "thread", "author", tid)),
         "date": t["date"],
-        "discusses": _one(world, world.neighbors(tid, "discusses", "out")),
-        "references": _refs(world, world.neighbors(tid, "references", "out")),
+        "discusses": _one(world, _linked(world, "thread", "discusses", tid)),
+        "references": _refs(world, _linked(world, "thread", "references", tid)),
         "comments": [{"author": ref(world, c["author"]), "date": c["date"], "text": c["text"]} for c in t["comments"]],
     }
 
 
 def activity_record(world: World, aid: str, limit: int) -> Record:
-    started = [t for t in world.neighbors(aid, "authored", "out") if world.type_of(t) == "thread"]
-    commented = world.neighbors(aid, "commented_on", "out")
+    started = [t for t in _linked(world, "activity", "threads_started", aid) if world.type_of(t) == "thread"]
+    commented = _linked(world, "activity", "commented_on", aid)
     return {
         "id": aid,
         "type": "activity",
@@ -153,13 +160,14 @@ def kg_entity_page(world: World, eid: str, relation: str | None = None, limit: i
 def connections(world: World, entity_id: str) -> Record:
     etype = world.type_of(entity_id)
     if etype == "person":
-        return {"id": entity_id, "type": "connections", "knows": _refs(world, world.neighbors(entity_id, "knows", "out"))}
+        knows = _linked(world, "connections", "knows", entity_id)
+        return {"id": entity_id, "type": "connections", "knows": _refs(world, knows)}
     if etype == "account":
         return {
             "id": entity_id,
             "type": "connections",
-            "following": _refs(world, world.neighbors(entity_id, "follows", "out")),
-            "followers": _refs(world, world.neighbors(entity_id, "follows", "in")),
+            "following": _refs(world, _linked(world, "connections", "following", entity_id)),
+            "followers": _refs(world, _linked(world, "connections", "followers", entity_id)),
         }
     if etype == "entity":
         return kg_entity_page(world, entity_id)
@@ -192,20 +200,6 @@ def _ids(value: Any) -> list[str]:
     return []
 
 
-# record type -> (field, relation, True if the record is the edge's head)
-_FIELD_EDGES: dict[str, tuple[tuple[str, str, bool], ...]] = {
-    "person": (("employer", "works_at", True), ("city", "lives_in", True), ("accounts", "alias_of", False),
-               ("events", "attended", True)),
-    "organization": (("based_in", "based_in", True),),
-    "location": (("organizations", "based_in", False), ("events", "held_in", False)),
-    "event": (("held_in", "held_in", True), ("attendees", "attended", False)),
-    "post": (("author", "authored", False), ("mentions", "mentions", True), ("references", "references", True)),
-    "thread": (("author", "authored", False), ("discusses", "discusses", True), ("references", "references", True)),
-    "connections": (("knows", "knows", True), ("following", "follows", True), ("followers", "follows", False)),
-    "activity": (("threads_started", "authored", True), ("commented_on", "commented_on", True)),
-}
-
-
 def record_edges(record: Record) -> list[Edge]:
     """The world edges a record exhibits, read from its fields alone.
 
@@ -223,12 +217,15 @@ def record_edges(record: Record) -> list[Edge]:
             else:
                 edges += [Edge(rid, key, o) for o in others]
         return edges
-    for fname, rel, head in _FIELD_EDGES.get(rtype, ()):  # type: ignore[arg-type]
-        for other in _ids(record.get(fname)):
-            edges.append(Edge(rid, rel, other) if head else Edge(other, rel, rid))
-    if rtype == "thread":
-        for c in record.get("comments", []):
-            edges += [Edge(a, "commented_on", rid) for a in _ids(c.get("author"))]
+    for fname, value in record.items():  # in field order, so the edges come out in page order
+        shown = RECORD_FIELDS.get((rtype, fname))  # type: ignore[arg-type]
+        if shown is None:
+            continue
+        rel, direction, field = shown
+        if field.item is not None:  # a list of entries, each naming the entity under one key
+            value = [v.get(field.item) for v in value if isinstance(v, dict)] if isinstance(value, list) else []
+        for other in _ids(value):
+            edges.append(Edge(rid, rel, other) if direction is Direction.OUT else Edge(other, rel, rid))
     return list(dict.fromkeys(edges))
 
 

@@ -10,55 +10,24 @@ verification) or through ``env.step`` as JSON actions (`osint_gym.agents.OracleA
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Generator
+from collections.abc import Generator
 from dataclasses import dataclass
 from typing import Any
 
-from osint_gym.schema import Direction, Edge
+from osint_gym.schema import RELATIONS, Direction, Edge, WorldKind
 from osint_gym.tasks.query import ATTRIBUTE_FILTERS, Filter, Query
 from osint_gym.text import fit_json_cut
-from osint_gym.tools import Notes, ToolError, tools_for
+from osint_gym.tools import MAX_LIMIT, TOOLS, Notes, ToolError, tools_for
 from osint_gym.views import record_edges, records_in
 from osint_gym.world.graph import World
 
 Call = tuple[str, dict[str, Any]]
 # A plan returns (entities its reading determined, evidence edges it read along the way).
 Plan = Generator[list[Call], list[Any], "tuple[list[str], list[Edge]]"]
-_BIG = 20  # the largest page size a tool allows
+_BIG = MAX_LIMIT  # the largest page size a tool allows
+_DIRECTORY = "search_people"  # the one search that combines several filters in one call
 
 _O, _I = Direction.OUT, Direction.IN
-
-# (relation, direction) -> the calls whose results show that relation around entity x.
-_REVEAL: dict[tuple[str, Direction], Callable[[str], list[Call]]] = {
-    ("alias_of", _I): lambda x: [("get_profile", {"handle_or_id": x})],
-    ("works_at", _O): lambda x: [("get_profile", {"handle_or_id": x})],
-    ("works_at", _I): lambda x: [("search_people", {"organization": x, "limit": _BIG})],
-    ("lives_in", _O): lambda x: [("get_profile", {"handle_or_id": x})],
-    ("lives_in", _I): lambda x: [("search_people", {"location": x, "limit": _BIG})],
-    ("based_in", _O): lambda x: [("get_profile", {"handle_or_id": x})],
-    ("based_in", _I): lambda x: [("get_profile", {"handle_or_id": x})],
-    ("knows", _O): lambda x: [("get_connections", {"person_or_account": x})],
-    ("knows", _I): lambda x: [("get_connections", {"person_or_account": x})],
-    ("follows", _O): lambda x: [("get_connections", {"person_or_account": x})],
-    ("follows", _I): lambda x: [("get_connections", {"person_or_account": x})],
-    ("authored", _O): lambda x: [("get_user_posts", {"account": x, "limit": _BIG}),
-                                 ("get_user_activity", {"account": x, "limit": _BIG})],
-    ("authored", _I): lambda x: [("get_profile", {"handle_or_id": x})],
-    ("mentions", _O): lambda x: [("get_profile", {"handle_or_id": x})],
-    ("mentions", _I): lambda x: [("get_mentions", {"account": x, "limit": _BIG})],
-    ("references", _O): lambda x: [("get_profile", {"handle_or_id": x})],
-    ("references", _I): lambda x: [("search_posts", {"query": x, "limit": _BIG}),
-                                   ("search_threads", {"query": x, "limit": _BIG})],
-    ("attended", _O): lambda x: [("get_profile", {"handle_or_id": x})],
-    ("attended", _I): lambda x: [("get_profile", {"handle_or_id": x})],
-    ("held_in", _O): lambda x: [("get_profile", {"handle_or_id": x})],
-    ("held_in", _I): lambda x: [("get_profile", {"handle_or_id": x})],
-    ("discusses", _O): lambda x: [("get_profile", {"handle_or_id": x})],
-    ("discusses", _I): lambda x: [("search_threads", {"query": x, "limit": _BIG})],
-    ("commented_on", _O): lambda x: [("get_user_activity", {"account": x, "limit": _BIG})],
-    ("commented_on", _I): lambda x: [("get_profile", {"handle_or_id": x})],
-}
-
 
 class _Knowledge:
     """Everything the oracle has read so far: edges shown by records, and records by id."""
@@ -104,22 +73,30 @@ class _Knowledge:
 
 
 def _reveal_calls(kind: str, relation: str, direction: Direction, x: str, hint: dict[str, str] | None = None) -> list[Call]:
-    if kind == "kg":
+    """The calls whose results show ``relation`` around x, as the relation spec names them; a
+    directory search also takes the question's other directory filters (``hint``)."""
+    if WorldKind(kind).connections_by_relation:
         return [("get_connections", {"person_or_account": x, "relation": relation})]
-    if (relation, direction) == ("works_at", _I) and hint and "location" in hint:
-        return [("search_people", {"organization": x, "location": hint["location"], "limit": _BIG})]
-    if (relation, direction) == ("lives_in", _I) and hint and "organization" in hint:
-        return [("search_people", {"location": x, "organization": hint["organization"], "limit": _BIG})]
-    return _REVEAL[(relation, direction)](x)
+    calls: list[Call] = []
+    for tool, arg in RELATIONS[relation].side(direction).reveal:
+        args: dict[str, Any] = {arg: x}
+        if tool == _DIRECTORY:
+            args.update((k, v) for k, v in (hint or {}).items() if k != arg)
+        if "limit" in TOOLS[tool].parameters["properties"]:
+            args["limit"] = _BIG
+        calls.append((tool, args))
+    return calls
 
 
 def _hint(filters: tuple[Filter, ...]) -> dict[str, str]:
+    """Directory-search arguments taken from filters: a filter ``works_at O`` on a person is the
+    argument the spec's reverse lookup of works_at uses (``organization=O``)."""
     hint = {}
     for f in filters:
-        if (f.relation, f.direction) == ("works_at", _O):
-            hint["organization"] = f.value
-        elif (f.relation, f.direction) == ("lives_in", _O):
-            hint["location"] = f.value
+        spec = RELATIONS.get(f.relation)
+        back = spec.side(_I if f.direction is _O else _O).reveal if spec else ()
+        if len(back) == 1 and back[0].tool == _DIRECTORY:
+            hint[back[0].arg] = f.value
     return hint
 
 
@@ -180,7 +157,7 @@ def oracle_plan(query: Query, kind: str = "osint") -> Plan:
     chain = [frontier]
     for hop in query.hops:
         nxt: list[str] = []
-        if kind == "osint" and (hop.relation, hop.direction) == ("alias_of", _O):
+        if not WorldKind(kind).connections_by_relation and not RELATIONS[hop.relation].side(hop.direction).reveal:
             for node in frontier:
                 nxt += yield from _alias_owner(know, node)
         else:

@@ -19,14 +19,21 @@ from osint_gym.world.graph import World
 
 _O, _I = Direction.OUT, Direction.IN
 
-# Facts that can single out an entity of a type, as (relation, direction) from that entity.
-DISAMBIGUATORS: dict[str, tuple[tuple[str, Direction], ...]] = {
-    "person": (("works_at", _O), ("lives_in", _O), ("attended", _O)),
-    "post": (("references", _O), ("mentions", _O)),
-    "thread": (("discusses", _O), ("references", _O)),
-    "event": (("held_in", _O),),
-    "organization": (("based_in", _O),),
-}
+
+def _disambiguators() -> dict[str, tuple[tuple[str, Direction], ...]]:
+    """entity type -> the facts (relation, direction from that entity) that can single it out:
+    the relation sides marked ``singles_out``, by their rank."""
+    found: dict[str, list[tuple[int, str, Direction]]] = {}
+    for spec in RELATIONS.values():
+        for direction in Direction:
+            rank = spec.side(direction).singles_out
+            if rank is not None:
+                for etype in spec.heads if direction is _O else spec.tails:
+                    found.setdefault(etype.value, []).append((rank, spec.name, direction))
+    return {etype: tuple((r, d) for _, r, d in sorted(facts, key=lambda f: f[0])) for etype, facts in found.items()}
+
+
+DISAMBIGUATORS = _disambiguators()
 
 
 @dataclass(frozen=True)

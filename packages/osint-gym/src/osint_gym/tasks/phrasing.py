@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import random
 
-from osint_gym.schema import Direction
+from osint_gym.schema import RELATIONS, Direction
 from osint_gym.tasks.query import Filter, Hop, Query
 from osint_gym.world.graph import World
 
@@ -18,52 +18,13 @@ NOUNS = {
     "event": "event", "post": "post", "thread": "forum thread", "entity": "entity",
 }
 
-_O, _I = Direction.OUT, Direction.IN
-# (relation, direction) -> phrasings; {x} is the previous noun phrase, {n} the target's noun.
+# (relation, direction) -> hop phrasings and filter clause, read from the relation specs.
+# {x} is the previous noun phrase, {n} the target's noun, {v} a filter's value.
 HOP_PHRASES: dict[tuple[str, Direction], tuple[str, ...]] = {
-    ("alias_of", _O): ("the person who operates {x}", "the real person behind {x}", "the owner of {x}"),
-    ("alias_of", _I): ("the {n} of {x}", "the {n} run by {x}"),
-    ("works_at", _O): ("the employer of {x}", "the organization where {x} works"),
-    ("works_at", _I): ("the employee of {x}", "the person working at {x}"),
-    ("lives_in", _O): ("the city where {x} lives", "the home city of {x}"),
-    ("lives_in", _I): ("the person living in {x}", "the resident of {x}"),
-    ("based_in", _O): ("the city where {x} is based", "the headquarters city of {x}"),
-    ("based_in", _I): ("the organization based in {x}",),
-    ("knows", _O): ("the acquaintance of {x}", "the person {x} knows"),
-    ("knows", _I): ("the acquaintance of {x}", "the person who knows {x}"),
-    ("follows", _O): ("the {n} followed by {x}", "the {n} that {x} follows"),
-    ("follows", _I): ("the {n} following {x}", "the follower of {x}"),
-    ("authored", _O): ("the {n} written by {x}", "the {n} by {x}"),
-    ("authored", _I): ("the author of {x}", "the account that wrote {x}"),
-    ("mentions", _O): ("the account mentioned in {x}", "the account tagged in {x}"),
-    ("mentions", _I): ("the post mentioning {x}", "the post that tags {x}"),
-    ("references", _O): ("the {n} referenced in {x}", "the {n} that {x} refers to"),
-    ("references", _I): ("the {n} referring to {x}", "the {n} that references {x}"),
-    ("attended", _O): ("the event attended by {x}", "the event {x} went to"),
-    ("attended", _I): ("the person who attended {x}", "the attendee of {x}"),
-    ("held_in", _O): ("the city where {x} took place", "the city that hosted {x}"),
-    ("held_in", _I): ("the event held in {x}", "the event hosted in {x}"),
-    ("discusses", _O): ("the event discussed in {x}", "the event that {x} is about"),
-    ("discusses", _I): ("the forum thread about {x}", "the forum thread discussing {x}"),
-    ("commented_on", _O): ("the forum thread {x} commented on",),
-    ("commented_on", _I): ("the account that commented on {x}", "the commenter on {x}"),
+    (spec.name, d): spec.side(d).phrases for spec in RELATIONS.values() for d in Direction
 }
-
 FILTER_PHRASES: dict[tuple[str, Direction], str] = {
-    ("works_at", _O): "who works at {v}",
-    ("lives_in", _O): "who lives in {v}",
-    ("attended", _O): "who attended {v}",
-    ("knows", _O): "who knows {v}",
-    ("references", _O): "that references {v}",
-    ("mentions", _O): "that mentions {v}",
-    ("authored", _I): "written by {v}",
-    ("held_in", _O): "held in {v}",
-    ("based_in", _O): "based in {v}",
-    ("alias_of", _I): "who operates {v}",
-    ("discusses", _O): "about {v}",
-    ("commented_on", _I): "commented on by {v}",
-    ("follows", _O): "that follows {v}",
-    ("follows", _I): "followed by {v}",
+    (spec.name, d): clause for spec in RELATIONS.values() for d in Direction if (clause := spec.side(d).clause)
 }
 
 WRAPPERS = ("Which {n} is {np}?", "Identify {np}.", "Find {np}.", "What is the id of {np}?")
@@ -82,7 +43,8 @@ def _noun(filters: tuple[Filter, ...], default: str) -> str:
     return noun
 
 
-def _clauses(world: World, filters: tuple[Filter, ...]) -> str:
+def filter_clauses(world: World, filters: tuple[Filter, ...]) -> str:
+    """The clauses a question adds for filters: ' who works at O and who lives in L'."""
     parts = []
     for f in filters:
         if f.relation in ("type", "platform"):
@@ -94,7 +56,7 @@ def _clauses(world: World, filters: tuple[Filter, ...]) -> str:
 
 def _hop_phrase(world: World, hop: Hop, x: str, ttype: str, rng: random.Random) -> str:
     templates = HOP_PHRASES.get((hop.relation, hop.direction), ("the {n} linked by " + hop.relation + " to {x}",))
-    return rng.choice(templates).format(x=x, n=_noun(hop.filters, ttype)) + _clauses(world, hop.filters)
+    return rng.choice(templates).format(x=x, n=_noun(hop.filters, ttype)) + filter_clauses(world, hop.filters)
 
 
 def _needs_chain(query: Query) -> bool:
@@ -110,7 +72,7 @@ def question_text(world: World, query: Query, answer_type: str, target_types: li
     """The question for a query; target_types[i] is the type of the entity reached by hop i."""
     wrappers = PERSON_WRAPPERS if answer_type == "person" else WRAPPERS
     if query.start is None:
-        np = f"the {NOUNS.get(query.select_type or 'entity', 'entity')}{_clauses(world, query.filters)}"
+        np = f"the {NOUNS.get(query.select_type or 'entity', 'entity')}{filter_clauses(world, query.filters)}"
         return rng.choice(wrappers).format(np=np, n=NOUNS.get(answer_type, answer_type))
     if not _needs_chain(query):
         np = world.surface(query.start)

@@ -48,7 +48,7 @@ class TaskSampler:
         self.accepted = 0
         if not self._eligible(None, difficulty):
             raise ConfigError(
-                f"no task family among {names} can make {difficulty or 'any'} tasks in a {world.kind!r} world"
+                f"no task family among {names} can make {difficulty or 'any'} tasks in a {world.kind.value!r} world"
             )
 
     def _eligible(self, family: str | None, difficulty: str | None) -> list[TaskFamily]:

@@ -14,6 +14,7 @@ from typing import Any
 import networkx as nx
 
 from osint_gym.world import names as N
+from osint_gym.schema import FORUM, MICROBLOG, PLATFORMS, EntityType, WorldKind, entity_id
 from osint_gym.world.config import WorldConfig, check_seed
 from osint_gym.world.graph import World
 
@@ -55,7 +56,8 @@ class _Builder:
         for i in range(max(3, round(n / cfg.people_per_location))):
             base = cities[i] if i < len(cities) else N.syllable_word(rng, 3)
             name = namer.take(base, rng)
-            lid = self.node(f"loc_{i}", "location", name=name, country=N.COUNTRIES.get(base, "Freeland"))
+            country = N.COUNTRIES.get(base, "Freeland")
+            lid = self.node(entity_id(EntityType.LOCATION, i), "location", name=name, country=country)
             self.locs.append(lid)
             self.loc_name[lid] = name
         self.orgs: list[str] = []
@@ -63,7 +65,8 @@ class _Builder:
         self.org_loc: dict[str, str] = {}
         for i in range(max(3, round(n / cfg.people_per_org))):
             name = namer.take(f"{N.syllable_word(rng)} {rng.choice(N.ORG_KINDS)}", rng)
-            oid = self.node(f"org_{i}", "organization", name=name, industry=rng.choice(N.INDUSTRIES))
+            industry = rng.choice(N.INDUSTRIES)
+            oid = self.node(entity_id(EntityType.ORGANIZATION, i), "organization", name=name, industry=industry)
             loc = rng.choice(self.locs)
             self.edge(oid, "based_in", loc)
             self.orgs.append(oid)
@@ -79,7 +82,7 @@ class _Builder:
             # the answer of every "where was this held" question.
             base = f"{N.syllable_word(rng)} {rng.choice(N.EVENT_TOPICS)} {rng.choice(N.EVENT_KINDS)} {year}"
             name = namer.take(base, rng, suffixes=(" II", " III", " Spring", " Autumn"))
-            eid = self.node(f"event_{i}", "event", name=name, date=_date(rng, year, year))
+            eid = self.node(entity_id(EntityType.EVENT, i), "event", name=name, date=_date(rng, year, year))
             self.edge(eid, "held_in", loc)
             self.events.append(eid)
             self.event_name[eid] = name
@@ -96,7 +99,7 @@ class _Builder:
         self.by_loc: dict[str, list[str]] = defaultdict(list)
         self.attendees: dict[str, list[str]] = defaultdict(list)
         for i in range(cfg.n_people):
-            pid = f"person_{i}"
+            pid = entity_id(EntityType.PERSON, i)
             if self.persons and rng.random() < cfg.name_collision_rate:
                 first, last = self.person_name[rng.choice(self.persons)]
             else:
@@ -158,7 +161,7 @@ class _Builder:
             return handle
 
         def add_account(platform: str, handle: str, display: str, bio: str, location: str, **extra: Any) -> str:
-            aid = f"account_{len(self.accts)}"
+            aid = entity_id(EntityType.ACCOUNT, len(self.accts))
             self.node(
                 aid, "account", handle=handle, platform=platform, display_name=display, bio=bio,
                 location=location, joined=_date(rng, 2010, 2023), **extra,
@@ -172,7 +175,7 @@ class _Builder:
             first, last = self.person_name[pid]
             n_acc = 1 + _count(rng, cfg.alias_density - 1.0)
             for k in range(n_acc):
-                platform = "microblog" if k == 0 else ("forum" if k == 1 else rng.choice(N.PLATFORMS_ORDER))
+                platform = MICROBLOG if k == 0 else (FORUM if k == 1 else rng.choice(PLATFORMS))
                 listed = rng.random() < cfg.public_link_rate
                 stale = rng.random() < cfg.stale_profile_rate
                 org = rng.choice(self.orgs) if stale else self.employer[pid]
@@ -196,7 +199,7 @@ class _Builder:
             real = self.accounts_of[victim]
             base = self.acct_handle[rng.choice(real)] if real else rng.choice(N.handle_variants(first, last))
             aid = add_account(
-                rng.choice(N.PLATFORMS_ORDER),
+                rng.choice(PLATFORMS),
                 unique_handle(N.lookalike(base, rng)),
                 f"{first} {last}",
                 f"{rng.choice(N.JOB_TITLES)} at {self.org_name[self.employer[victim]]}.",
@@ -227,7 +230,7 @@ class _Builder:
         self.n_posts = 0
 
         def post(author: str, text: str, mentions: list[str], refs: list[str]) -> None:
-            pid = self.node(f"post_{self.n_posts}", "post", text=text, date=_date(rng))
+            pid = self.node(entity_id(EntityType.POST, self.n_posts), "post", text=text, date=_date(rng))
             self.n_posts += 1
             self.edge(author, "authored", pid)
             for m in dict.fromkeys(mentions):
@@ -277,16 +280,16 @@ class _Builder:
 
     def threads(self) -> None:
         cfg, rng = self.cfg, self.rng
-        forum = [a for a in self.accts if self.acct_platform[a] == "forum"] or list(self.accts)
+        forum = [a for a in self.accts if self.acct_platform[a] == FORUM] or list(self.accts)
         n_threads = 0
 
         def forum_account_of(pid: str) -> str | None:
-            own = [a for a in self.accounts_of[pid] if self.acct_platform[a] == "forum"]
+            own = [a for a in self.accounts_of[pid] if self.acct_platform[a] == FORUM]
             return own[0] if own else None
 
         def thread(author: str, title: str, refs: list[str], discusses: str | None, voices: list[str]) -> None:
             nonlocal n_threads
-            tid = f"thread_{n_threads}"
+            tid = entity_id(EntityType.THREAD, n_threads)
             n_threads += 1
             comments = []
             for c in range(_count(rng, 2.0)):
@@ -336,4 +339,4 @@ def generate_world(config: WorldConfig | None = None, seed: int = 0) -> World:
     graph = nx.MultiDiGraph()
     graph.add_nodes_from(b.nodes)
     graph.add_edges_from(b.edges)
-    return World(graph, kind="osint", config=cfg, seed=seed, name=f"osint-{seed}")
+    return World(graph, kind=WorldKind.OSINT, config=cfg, seed=seed, name=f"osint-{seed}")

@@ -15,7 +15,8 @@ from typing import Any
 import networkx as nx
 
 from osint_gym.errors import UnknownEntityError
-from osint_gym.schema import Direction, Edge, EntityType, is_symmetric
+from osint_gym.errors import ConfigError
+from osint_gym.schema import Direction, Edge, EntityType, WorldKind, is_symmetric
 from osint_gym.world.config import WorldConfig
 
 _TOKEN = re.compile(r"[a-z0-9_]+")
@@ -34,7 +35,8 @@ class World:
     Attributes:
         graph: the MultiDiGraph; node attribute ``type`` is an `EntityType` value, the edge key
             is the relation name (so ``graph.has_edge(u, v, key=rel)`` is O(1)).
-        kind: ``"osint"`` for generated worlds, ``"kg"`` for imported knowledge graphs.
+        kind: a `WorldKind`: ``OSINT`` for generated worlds, ``KG`` for imported knowledge graphs;
+            ask it what the world allows (``world.kind.directory_filters``), never compare names.
         config / seed: what generated it (``None`` for imported graphs).
     """
 
@@ -42,13 +44,16 @@ class World:
         self,
         graph: nx.MultiDiGraph,
         *,
-        kind: str = "osint",
+        kind: WorldKind | str = WorldKind.OSINT,
         config: WorldConfig | None = None,
         seed: int | None = None,
         name: str = "world",
     ) -> None:
         self.graph = graph
-        self.kind = kind
+        try:
+            self.kind = WorldKind(kind)
+        except ValueError:
+            raise ConfigError(f"unknown world kind {kind!r}; expected one of {', '.join(WorldKind)}") from None
         self.config = config
         self.seed = seed
         self.name = name
@@ -89,6 +94,7 @@ class World:
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
+        self.kind = WorldKind(self.kind)  # worlds pickled before WorldKind stored a plain string
         self._succ = self.graph._succ
         self._pred = self.graph._pred
         self._node = self.graph._node
@@ -201,4 +207,5 @@ class World:
         return counts
 
     def __repr__(self) -> str:
-        return f"World(name={self.name!r}, kind={self.kind!r}, nodes={len(self)}, edges={self.graph.number_of_edges()})"
+        edges = self.graph.number_of_edges()
+        return f"World(name={self.name!r}, kind={self.kind.value!r}, nodes={len(self)}, edges={edges})"

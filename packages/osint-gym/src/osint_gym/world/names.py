@@ -94,5 +94,3 @@ def lookalike(handle: str, rng: random.Random) -> str:
         lambda h: h + "_",
     )
     return rng.choice(tricks)(handle)
-
-PLATFORMS_ORDER = ("microblog", "forum")

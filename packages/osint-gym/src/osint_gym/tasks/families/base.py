@@ -30,7 +30,7 @@ class TaskFamily(ABC):
 
     def difficulties_for(self, world: World) -> tuple[str, ...]:
         """The difficulties this family can produce in a given world."""
-        return self.difficulties if world.kind == "osint" else ()
+        return self.difficulties if world.kind.procedural_tasks else ()
 
     @abstractmethod
     def templates(self, difficulty: str) -> list[Template]:
