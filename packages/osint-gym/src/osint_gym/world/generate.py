@@ -144,6 +144,24 @@ class _Builder:
                 self.edge(pid, "knows", other)
                 self.edge(other, "knows", pid)
 
+    def _unique_handle(self, base: str) -> str:
+        handle = base
+        while handle in self.handles_used:
+            handle = f"{base}{self.rng.randint(1, 999)}"
+        self.handles_used.add(handle)
+        return handle
+
+    def _add_account(self, platform: str, handle: str, display: str, bio: str, location: str, **extra: Any) -> str:
+        aid = entity_id(EntityType.ACCOUNT, len(self.accts))
+        self.node(
+            aid, "account", handle=handle, platform=platform, display_name=display, bio=bio,
+            location=location, joined=_date(self.rng, 2010, 2023), **extra,
+        )
+        self.accts.append(aid)
+        self.acct_handle[aid] = handle
+        self.acct_platform[aid] = platform
+        return aid
+
     def accounts(self) -> None:
         cfg, rng = self.cfg, self.rng
         self.accts: list[str] = []
@@ -152,24 +170,7 @@ class _Builder:
         self.owner: dict[str, str | None] = {}
         self.accounts_of: dict[str, list[str]] = defaultdict(list)
         self.handles_used: set[str] = set()
-
-        def unique_handle(base: str) -> str:
-            handle = base
-            while handle in self.handles_used:
-                handle = f"{base}{rng.randint(1, 999)}"
-            self.handles_used.add(handle)
-            return handle
-
-        def add_account(platform: str, handle: str, display: str, bio: str, location: str, **extra: Any) -> str:
-            aid = entity_id(EntityType.ACCOUNT, len(self.accts))
-            self.node(
-                aid, "account", handle=handle, platform=platform, display_name=display, bio=bio,
-                location=location, joined=_date(rng, 2010, 2023), **extra,
-            )
-            self.accts.append(aid)
-            self.acct_handle[aid] = handle
-            self.acct_platform[aid] = platform
-            return aid
+        unique_handle, add_account = self._unique_handle, self._add_account
 
         for pid in self.persons:
             first, last = self.person_name[pid]

@@ -1,0 +1,59 @@
+"""The layout rules the README states: small modules, small functions, layers that point one way."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SOURCES = sorted((ROOT / "packages").glob("*/src/**/*.py"))
+MAX_MODULE_LINES = 400
+MAX_FUNCTION_LINES = 60
+
+
+def _functions(tree: ast.AST):
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            yield node
+
+
+def test_sources_are_found():
+    assert len(SOURCES) > 60 and any(p.name == "env.py" for p in SOURCES)
+
+
+@pytest.mark.parametrize("path", SOURCES, ids=lambda p: str(p.relative_to(ROOT / "packages")))
+def test_module_and_function_sizes(path):
+    text = path.read_text(encoding="utf-8")
+    assert len(text.splitlines()) <= MAX_MODULE_LINES, f"{path.name}: {len(text.splitlines())} lines"
+    long = [(f.name, f.end_lineno - f.lineno + 1) for f in _functions(ast.parse(text))
+            if f.end_lineno - f.lineno + 1 > MAX_FUNCTION_LINES]
+    assert long == [], f"{path.name}: functions over {MAX_FUNCTION_LINES} lines: {long}"
+
+
+def _imports(path: Path) -> set[str]:
+    names = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.add(node.module)
+    return names
+
+
+@pytest.mark.parametrize(("package", "forbidden"), [
+    ("osint-gym", ("osint_eval", "osint_selfplay", "torch", "trl", "transformers")),
+    ("osint-eval", ("osint_selfplay",)),
+])
+def test_packages_import_one_way(package, forbidden):
+    bad = {str(p.name): sorted(m for m in _imports(p) if m.split(".")[0] in forbidden)
+           for p in (ROOT / "packages" / package / "src").rglob("*.py")}
+    assert {k: v for k, v in bad.items() if v} == {}
+
+
+def test_world_layer_does_not_import_tasks_or_the_env():
+    world = ROOT / "packages" / "osint-gym" / "src" / "osint_gym" / "world"
+    bad = {p.name: sorted(m for m in _imports(p) if m.startswith(("osint_gym.tasks", "osint_gym.env", "osint_gym.agents")))
+           for p in world.glob("*.py")}
+    assert {k: v for k, v in bad.items() if v} == {}
