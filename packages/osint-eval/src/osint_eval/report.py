@@ -257,7 +257,8 @@ def write_report(report: Report, out_dir: str | Path, *, overwrite: bool = False
     out = check_out_dir(out_dir, overwrite=overwrite)
     out.mkdir(parents=True, exist_ok=True)
     paths = {"json": out / "report.json", "md": out / "report.md", "html": out / "report.html"}
-    paths["json"].write_text(json.dumps(report.to_dict(), indent=1, sort_keys=True, default=str), encoding="utf-8")
+    # insertion order, not sorted keys: the models and comparisons keep the order they were evaluated in
+    paths["json"].write_text(json.dumps(report.to_dict(), indent=1, default=str), encoding="utf-8")
     paths["md"].write_text(markdown(report), encoding="utf-8")
     paths["html"].write_text(render_html(report), encoding="utf-8")
     return paths

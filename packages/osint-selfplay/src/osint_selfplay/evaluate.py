@@ -12,12 +12,16 @@ from osint_gym.benchmark import benchmark_tasks, benchmark_world
 
 from osint_selfplay.artifacts import atomic_write_json
 
-HEADLINE = ("success", "reward", "tool_calls", "critical_steps")  # the run summary's per-model figures
-
 if TYPE_CHECKING:
     from osint_selfplay.loop import SelfPlayRun
 
+HEADLINE = ("success", "reward", "tool_calls", "critical_steps")  # the run summary's per-model figures
 DRY_RUN_EVAL_TASKS = 16  # a dry run is a smoke test: it evaluates at most this many tasks, and says so
+
+
+def eval_task_limit(limit: int, dry_run: bool) -> int:
+    """How many held-out tasks the closing evaluation runs: ``limit``, or at most a handful in a dry run."""
+    return min(limit, DRY_RUN_EVAL_TASKS) if dry_run else limit
 
 
 def heldout_tasks(tasks_ref: str, difficulties: list[str], limit: int) -> list[Any]:
@@ -35,8 +39,7 @@ def evaluate_run(run: SelfPlayRun, bases: dict[str, str], warm: dict[str, str], 
     ev, a = cfg.eval, cfg.answerer
     multi = a.mode == "multi_turn"
     world = benchmark_world(ev.tasks)
-    limit = min(ev.limit, DRY_RUN_EVAL_TASKS) if cfg.dry_run else ev.limit
-    taskset = TaskSet(ev.tasks, world, heldout_tasks(ev.tasks, ev.difficulties, limit), ev.tasks)
+    taskset = TaskSet(ev.tasks, world, heldout_tasks(ev.tasks, ev.difficulties, eval_task_limit(ev.limit, cfg.dry_run)), ev.tasks)
     paths: dict[str, str] = {}
     if ev.include_untrained:
         paths["untrained"] = bases["answerer"]
