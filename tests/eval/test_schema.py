@@ -78,7 +78,7 @@ def test_malformed_report_is_one_typed_error_naming_file_and_field(written, tmp_
     bad.write_text(json.dumps(_break(json.loads((out / "report.json").read_text()), path, value, delete)))
     with pytest.raises(ReportError) as info:
         load_report(bad)
-    assert str(info.value) == f"{bad}.{message}" and "\n" not in str(info.value)
+    assert str(info.value) == f"{bad}: report.{message}" and "\n" not in str(info.value)
 
 
 def test_unreadable_report_files_are_typed_errors(tmp_path):

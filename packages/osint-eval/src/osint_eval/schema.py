@@ -6,7 +6,7 @@ Every number with an interval is an `Estimate`; `Estimate.fmt` is the one way a 
 its interval (CLI, Markdown, HTML, leaderboard, osint-selfplay's run summary).
 
 ``to_dict`` writes the JSON shape, ``from_dict`` reads it back; a malformed file gives one
-`ReportError` that names the file and the field (``report.json: models.oracle.summary.overall.success.n: missing``).
+`ReportError` that names the file and the field (``run1/report.json: report.models.oracle.summary.overall.success.n: missing``).
 """
 
 from __future__ import annotations
@@ -334,4 +334,4 @@ def load_report(path: str | Path) -> Report:
         raise ReportError(f"{p}: cannot read ({exc})") from None
     except json.JSONDecodeError as exc:
         raise ReportError(f"{p}: not JSON (line {exc.lineno}: {exc.msg})") from None
-    return Report.from_dict(data, str(p))
+    return Report.from_dict(data, f"{p}: report")
