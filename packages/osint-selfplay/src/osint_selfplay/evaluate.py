@@ -29,6 +29,19 @@ def heldout_tasks(tasks_ref: str, difficulties: list[str], limit: int) -> list[A
     return tasks[:limit]
 
 
+def _zero_variance_groups(rounds: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
+    """Answerer groups whose rewards had no variance, summed over rounds, by task source."""
+    zero_var: dict[str, dict[str, float]] = {}
+    for rnd in rounds:
+        for source, z in (rnd.get("answerer", {}).get("zero_variance_by_source") or {}).items():
+            acc = zero_var.setdefault(source, {"groups": 0, "zero_variance": 0})
+            acc["groups"] += z["groups"]
+            acc["zero_variance"] += z["zero_variance"]
+    for acc in zero_var.values():
+        acc["share"] = acc["zero_variance"] / acc["groups"] if acc["groups"] else float("nan")
+    return zero_var
+
+
 def evaluate_run(run: SelfPlayRun, bases: dict[str, str], warm: dict[str, str], final: dict[str, str]) -> dict[str, Any]:
     from osint_eval.evaluate import evaluate
     from osint_eval.policies import HFPolicy, OraclePolicy, Policy, RandomGuessPolicy
@@ -73,14 +86,6 @@ def evaluate_run(run: SelfPlayRun, bases: dict[str, str], warm: dict[str, str], 
     # the run folder is the run's own (its manifest and --resume guard it): a resumed evaluation replaces a partial report
     report = replace(report, out_dir=str(run.root / "eval"))
     write_report(report, run.root / "eval", overwrite=True)
-    zero_var: dict[str, dict[str, float]] = {}
-    for rnd in run.summary["rounds"]:
-        for source, z in (rnd.get("answerer", {}).get("zero_variance_by_source") or {}).items():
-            acc = zero_var.setdefault(source, {"groups": 0, "zero_variance": 0})
-            acc["groups"] += z["groups"]
-            acc["zero_variance"] += z["zero_variance"]
-    for acc in zero_var.values():
-        acc["share"] = acc["zero_variance"] / acc["groups"] if acc["groups"] else float("nan")
     sampled = [rnd.get("sampled", {}) for rnd in run.summary["rounds"]]
     result = {
         "tasks": ev.tasks, "n_tasks": len(taskset.tasks), "dry_run": cfg.dry_run, "mode": a.mode, "context_mode": a.context_mode,
@@ -89,7 +94,7 @@ def evaluate_run(run: SelfPlayRun, bases: dict[str, str], warm: dict[str, str], 
         "comparisons": {k: c.overall.to_dict() for k, c in report.comparisons.items()},
         "generator_valid_rate": [s.get("valid_rate") for s in sampled],
         "answerer_solve_rate_on_generated": [s.get("answerer_solve_rate_on_generated") for s in sampled],
-        "zero_variance_groups": zero_var,
+        "zero_variance_groups": _zero_variance_groups(run.summary["rounds"]),
         "single_turn_reference": single_turn,
         "report": str(run.root / "eval" / "report.md"),
     }
