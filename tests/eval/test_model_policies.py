@@ -104,5 +104,5 @@ def test_compare_two_tiny_models_from_the_cli(tiny_dir, tmp_path, capsys):
                  "--out", str(tmp_path / "cmp"), "--leaderboard", str(tmp_path / "lb.jsonl"), "--no-progress",
                  "--max-new-tokens", "6"]) == 0
     out = capsys.readouterr().out
-    assert "candidate vs base: success delta" in out and "(n=20)" in out
+    assert f"candidate ({other}) vs base ({tiny_dir}): success delta" in out and "(n=20)" in out
     assert (tmp_path / "cmp" / "report.html").is_file()

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from html.parser import HTMLParser
 
 import pytest
 
@@ -37,9 +38,10 @@ def test_report_files_are_written_and_json_is_complete(report):
     rep, out = report
     data = json.loads((out / "report.json").read_text())
     assert data["tasks"]["n"] == 24 and data["config"] == {} and "git_sha" in data and data["versions"]["osint-eval"]
+    assert data["dry_run"] is False and len(data["tasks"]["fingerprint"]) == 16
     assert len(data["episodes"]["guess"]) == 24
     md = (out / "report.md").read_text()
-    assert "| oracle | 100.0% [100.0, 100.0] (n=24)" in md and "## By difficulty" in md and "McNemar" in md
+    assert "| oracle | 100.0% [86.2, 100.0] (n=24)" in md and "## By difficulty" in md and "McNemar" in md
 
 
 def test_html_is_self_contained_and_escapes_everything(report):
@@ -56,10 +58,49 @@ def test_html_is_self_contained_and_escapes_everything(report):
     assert "<script" not in md and "<img" not in md  # Markdown renders raw HTML: it is escaped there too
 
 
+class _Page(HTMLParser):
+    """Collects what a browser would load or run, and the text of h1 and the summary table."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.tags: list[str] = []
+        self.urls: list[str] = []
+        self.h1 = ""
+        self.summary = ""
+        self._h1 = self._summary = False
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append(tag)
+        self._h1 = self._h1 or tag == "h1"
+        self._summary = self._summary or (tag == "table" and ("class", "summary") in attrs)
+        self.urls += [v for k, v in attrs if k in ("src", "href", "xlink:href", "action", "data") and v and not v.startswith("#")]
+
+    def handle_endtag(self, tag):
+        self._h1 = self._h1 and tag != "h1"
+        self._summary = self._summary and tag != "table"  # the summary table holds no nested table
+
+    def handle_data(self, data):
+        self.h1 += data if self._h1 else ""
+        self.summary += data + " " if self._summary else ""
+
+
+def test_html_parses_as_a_self_contained_page_with_hostile_text_as_text(report):
+    rep, out = report
+    page = _Page()
+    page.feed((out / "report.html").read_text())
+    page.close()
+    assert page.tags.count("script") == 0 and not {"iframe", "link", "object", "embed", "img"} & set(page.tags)
+    assert page.urls == []  # nothing to fetch: no src/href/action at all
+    assert page.h1 == f"OSINT-v0 evaluation: {HOSTILE}"  # the hostile title is shown as text, exactly
+    assert "oracle" in page.summary and "100.0% [86.2, 100.0] (n=24)" in page.summary
+    assert page.tags.count("svg") >= 2 and page.tags.count("details") == 3 * 24
+
+
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 CHROMEDRIVER = shutil.which("chromedriver")
 
 
+@pytest.mark.browser
 def test_html_renders_in_headless_chromium_without_console_errors(report):
     assert CHROMIUM and CHROMEDRIVER, "Debian's chromium and chromium-driver must be installed (.ci/run installs them)"
     from selenium import webdriver

@@ -46,19 +46,19 @@ def test_random_valid_actions_are_valid(dev):
 def test_summaries_carry_n_and_intervals_by_group(dev):
     results = run_single_turn(OraclePolicy(), dev.world, dev.tasks)
     s = summarize(results)
-    assert s["overall"]["n"] == 90 and s["overall"]["success"]["mean"] == 1.0
-    assert sum(b["n"] for b in s["by_difficulty"].values()) == 90
-    assert sum(b["n"] for b in s["by_family"].values()) == 90
-    for block in list(s["by_difficulty"].values()) + list(s["by_family"].values()):
-        assert block["success"]["n"] == block["n"]
+    assert s.overall.n == 90 and s.overall.success.mean == 1.0
+    assert sum(b.n for b in s.by_difficulty.values()) == 90
+    assert sum(b.n for b in s.by_family.values()) == 90
+    for block in list(s.by_difficulty.values()) + list(s.by_family.values()):
+        assert block.success.n == block.n
 
 
 def test_compare_is_paired_and_by_group(dev):
     oracle = run_single_turn(OraclePolicy(), dev.world, dev.tasks)
     guess = run_single_turn(RandomGuessPolicy(0), dev.world, dev.tasks)
     c = compare(guess, oracle)
-    assert c["overall"]["n"] == 90 and c["overall"]["success_delta"]["lo"] > 0
-    assert c["overall"]["mcnemar"]["base_only"] == 0 and c["overall"]["mcnemar"]["p_value"] < 0.01
+    assert c.overall.n == 90 and c.overall.success_delta.lo > 0
+    assert c.overall.mcnemar.base_only == 0 and c.overall.mcnemar.p_value < 0.01
     with pytest.raises(ValueError, match="same tasks"):
         compare(guess[:10], oracle)
 
@@ -89,10 +89,10 @@ def test_bad_task_sources(source, message):
 def test_evaluate_builds_a_complete_report(dev):
     report = evaluate({"oracle": OraclePolicy(), "guess": RandomGuessPolicy(1)}, dev, comparisons=[("guess", "oracle")],
                       progress=False, seed=3)
-    assert report["tasks"]["n"] == 90 and report["seed"] == 3
-    assert set(report["models"]) == {"oracle", "guess"} and "oracle vs guess" in report["comparisons"]
-    assert report["versions"]["osint-gym"] and len(report["episodes"]["guess"]) == 90
-    json.dumps(report)
+    assert report.tasks.n == 90 and report.seed == 3 and report.dry_run is False
+    assert set(report.models) == {"oracle", "guess"} and "oracle vs guess" in report.comparisons
+    assert report.versions["osint-gym"] and len(report.episodes["guess"]) == 90
+    json.dumps(report.to_dict())
 
 
 def test_make_policy_specs():

@@ -3,7 +3,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from osint_eval.stats import bootstrap_mean, mcnemar_exact, paired_delta
+from osint_eval.stats import bootstrap_mean, mcnemar_exact, paired_delta, proportion_interval
 
 
 def test_bootstrap_interval_covers_the_truth_at_about_95_percent():
@@ -55,3 +55,19 @@ def test_mcnemar_exact_values():
     assert mcnemar_exact(base, base).p_value == 1.0
     with pytest.raises(ValueError, match="same length"):
         mcnemar_exact([True], [True, False])
+
+
+def test_rates_at_0_and_100_percent_get_non_zero_width_wilson_intervals():
+    zero = proportion_interval([False] * 50)
+    assert (zero.mean, zero.lo, zero.n) == (0.0, 0.0, 50)
+    assert zero.hi == pytest.approx(1.959964**2 / (50 + 1.959964**2), abs=1e-4)  # Wilson: z^2 / (n + z^2) = 0.0713
+    full = proportion_interval([True] * 20)
+    assert full.mean == 1.0 and full.hi == 1.0 and full.lo == pytest.approx(20 / (20 + 1.959964**2), abs=1e-4)  # 0.839
+    assert full.fmt(pct=True) == "100.0% [83.9, 100.0] (n=20)"
+    assert proportion_interval([]).n == 0
+
+
+def test_wilson_interval_covers_the_truth_at_about_95_percent():
+    rng = np.random.default_rng(3)
+    covered = sum(est.lo <= 0.1 <= est.hi for est in (proportion_interval(rng.random(60) < 0.1) for _ in range(400)))
+    assert 0.90 <= covered / 400 <= 0.99

@@ -18,6 +18,7 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--tasks", default="v0:test", help="v0:dev | v0:test | tasks.jsonl | generator:<model> (default v0:test)")
     p.add_argument("--world", help="benchmark split whose world a task file or generator source uses (default: inferred / v0:test)")
     p.add_argument("--out", required=True, help="report folder (report.json, report.md, report.html)")
+    p.add_argument("--overwrite", action="store_true", help="replace a report already in --out (refused without it)")
     p.add_argument("--mode", choices=["single_turn", "multi_turn"], default="single_turn")
     p.add_argument("--family", help="only this task family")
     p.add_argument("--difficulty", choices=["easy", "medium", "hard"])
@@ -29,12 +30,16 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-new-tokens", type=int, help="tokens per model turn (default 16 single-turn, 96 multi-turn)")
     p.add_argument("--temperature", type=float, default=0.0, help="0 = greedy (default)")
     p.add_argument("--context-mode", choices=["triples", "records"], default="triples", help="single-turn context")
-    p.add_argument("--leaderboard", default="leaderboard.jsonl", help="append the results here ('' to skip)")
+    p.add_argument("--leaderboard", default="leaderboard.jsonl",
+                   help="add the results here; a row for the same model and task set is replaced ('' to skip)")
     p.add_argument("--no-progress", action="store_true")
 
 
 def _parser() -> argparse.ArgumentParser:
+    from osint_eval.__about__ import __version__
+
     p = argparse.ArgumentParser(prog="osint-eval", description="Evaluate models on OSINT-v0 with confidence intervals.")
+    p.add_argument("--version", action="version", version=f"osint-eval {__version__}")
     sub = p.add_subparsers(dest="command", required=True)
     r = sub.add_parser("run", help="evaluate one policy")
     r.add_argument("--policy", required=True, help=POLICY_HELP)
@@ -62,17 +67,31 @@ def _policy(spec: str, args: argparse.Namespace) -> Any:
     return make_policy(spec, **kwargs)
 
 
-def _evaluate(args: argparse.Namespace, specs: dict[str, str], comparisons: list[tuple[str, str]]) -> int:
-    from osint_eval import leaderboard
-    from osint_eval.evaluate import evaluate
+def _check_args(args: argparse.Namespace, specs: dict[str, str]) -> None:
+    """Everything that can be checked before any task is loaded or any model built: fails in milliseconds."""
     from osint_eval.errors import EvalError
-    from osint_eval.report import write_report
-    from osint_eval.tasks import load_tasks
+    from osint_eval.policies import check_policy_spec
+    from osint_eval.report import check_out_dir
 
     for name in ("limit", "max_steps", "batch_size", "max_parallel_calls"):
         value = getattr(args, name)
         if value is not None and value < 1:
             raise EvalError(f"--{name.replace('_', '-')} must be >= 1, got {value}")
+    for spec in specs.values():
+        check_policy_spec(spec)
+    check_out_dir(args.out, overwrite=args.overwrite)
+
+
+def _evaluate(args: argparse.Namespace, specs: dict[str, str], comparisons: list[tuple[str, str]]) -> int:
+    from dataclasses import replace
+
+    from osint_eval import leaderboard
+    from osint_eval.errors import EvalError
+    from osint_eval.evaluate import evaluate
+    from osint_eval.report import write_report
+    from osint_eval.tasks import load_tasks
+
+    _check_args(args, specs)
     taskset = load_tasks(args.tasks, world=args.world, family=args.family, difficulty=args.difficulty, limit=args.limit, seed=args.seed)
     if not taskset.tasks:
         raise EvalError(f"no valid task from {args.tasks}")
@@ -85,19 +104,19 @@ def _evaluate(args: argparse.Namespace, specs: dict[str, str], comparisons: list
     config = {k: v for k, v in vars(args).items() if k != "command"} | {"policies": specs}
     report = evaluate(policies, taskset, mode=args.mode, seed=args.seed, comparisons=comparisons, config=config,
                       progress=not args.no_progress, **run_kwargs)
-    report["out_dir"] = str(Path(args.out))
-    paths = write_report(report, args.out)
+    report = replace(report, out_dir=str(Path(args.out)))
+    paths = write_report(report, args.out, overwrite=args.overwrite)
+    for name, m in report.models.items():
+        label = name if m.label == name else f"{name} ({m.label})"
+        print(f"{label}: success {m.overall.success.fmt(pct=True)}, reward {m.overall.reward.fmt()}")
+    for c in report.comparisons.values():
+        o = c.overall
+        if o.n and o.success_delta and o.mcnemar:
+            print(f"{c.described}: success delta {o.success_delta.fmt(pct=True, signed=True)}, McNemar p={o.mcnemar.p_value:.3g}")
     if args.leaderboard:
-        leaderboard.append(args.leaderboard, [leaderboard.entry(specs[n], report, n) for n in specs])
-    for name, m in report["models"].items():
-        o = m["summary"]["overall"]
-        from osint_eval.metrics import estimate
-
-        print(f"{name}: success {estimate(o['success']).fmt(pct=True)}, reward {estimate(o['reward']).fmt()}")
-    for name, c in report["comparisons"].items():
-        from osint_eval.metrics import estimate
-
-        print(f"{name}: success delta {estimate(c['overall']['success_delta']).fmt(pct=True)}, McNemar p={c['overall']['mcnemar']['p_value']:.3g}")
+        replaced = leaderboard.append(args.leaderboard, [leaderboard.entry(report, n) for n in specs])
+        note = f" (replaced {replaced} earlier row{'s' if replaced != 1 else ''} for the same model and task set)" if replaced else ""
+        print(f"leaderboard: {args.leaderboard}{note}")
     print(f"report: {paths['md']} {paths['html']} {paths['json']}")
     return 0
 
@@ -124,6 +143,11 @@ def main(argv: list[str] | None = None) -> int:
     except EvalError as exc:
         print(f"osint-eval: error: {exc}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        rerun = ("" if args.command == "leaderboard" else
+                 f" before its report was complete; rerun the same command (add --overwrite if {args.out} holds a partial report)")
+        print(f"osint-eval: interrupted during {args.command}{rerun}", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":

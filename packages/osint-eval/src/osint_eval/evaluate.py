@@ -1,39 +1,37 @@
-"""The evaluation API behind the CLI: run policies on a task set and build the report dict."""
+"""The evaluation API behind the CLI: run policies on a task set and build the typed `Report`."""
 
 from __future__ import annotations
 
-import subprocess
-from importlib.metadata import PackageNotFoundError, version
+import hashlib
 from typing import Any
+
+from osint_gym.provenance import git_sha, package_versions
 
 from osint_eval.metrics import compare, summarize
 from osint_eval.policies import Policy
 from osint_eval.runner import EpisodeResult, run
+from osint_eval.schema import ProposalCounts, Report, TaskInfo
 from osint_eval.tasks import TaskSet
 
-
-def _versions() -> dict[str, str | None]:
-    out: dict[str, str | None] = {}
-    for name in ("osint-gym", "osint-eval", "osint-selfplay", "torch", "transformers", "gymnasium"):
-        try:
-            out[name] = version(name)
-        except PackageNotFoundError:
-            out[name] = None
-    return out
+VERSIONED = ("osint-gym", "osint-eval", "osint-selfplay", "torch", "transformers", "gymnasium")
 
 
-def _git_sha() -> str | None:
-    try:
-        return subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5, check=True).stdout.strip() or None
-    except (OSError, subprocess.SubprocessError):
-        return None
+def task_fingerprint(task_ids: list[str]) -> str:
+    """A short digest of the evaluated task ids, in order: equal for two runs on the same task set."""
+    return hashlib.sha256("\n".join(task_ids).encode()).hexdigest()[:16]
+
+
+def task_info(taskset: TaskSet) -> TaskInfo:
+    p = taskset.proposals
+    return TaskInfo(taskset.source, taskset.world_ref, len(taskset.tasks), task_fingerprint([t.task_id for t in taskset.tasks]),
+                    ProposalCounts(p["total"], p["valid"], dict(p["reasons"])) if p else None, dict(taskset.rejected))
 
 
 def evaluate(policies: dict[str, Policy], taskset: TaskSet, *, mode: str = "single_turn", seed: int = 0,
              comparisons: list[tuple[str, str]] | None = None, config: dict[str, Any] | None = None,
-             title: str | None = None, progress: bool = True, **run_kwargs: Any) -> dict[str, Any]:
+             title: str | None = None, progress: bool = True, dry_run: bool = False, **run_kwargs: Any) -> Report:
     """Run every policy on the same tasks; summaries per model and paired comparisons
-    ``(base, candidate)``; returns the full report dict (write it with `write_report`)."""
+    ``(base, candidate)``; returns the `Report` (write it with `write_report`)."""
     results: dict[str, list[EpisodeResult]] = {}
     if mode == "single_turn":
         run_kwargs.setdefault("seed", seed)  # the contexts' distractors
@@ -46,17 +44,13 @@ def evaluate(policies: dict[str, Policy], taskset: TaskSet, *, mode: str = "sing
         results[name] = run(policy, taskset.world, taskset.tasks, mode=mode, progress=bar, **run_kwargs)
         if bar is not None:
             bar.close()
-    report: dict[str, Any] = {
-        "title": title or " vs ".join(policies),
-        "mode": mode,
-        "seed": seed,
-        "config": config or {},
-        "versions": _versions(),
-        "git_sha": _git_sha(),
-        "tasks": {"source": taskset.source, "world": taskset.world_ref, "n": len(taskset.tasks),
-                  "proposals": taskset.proposals, "rejected": taskset.rejected},
-        "models": {name: {"policy": p.describe(), "summary": summarize(results[name], seed=seed)} for name, p in policies.items()},
-        "comparisons": {f"{cand} vs {base}": compare(results[base], results[cand], seed=seed) for base, cand in (comparisons or [])},
-        "episodes": {name: [r.to_dict() for r in res] for name, res in results.items()},
-    }
-    return report
+    labels = {name: str(p.name) for name, p in policies.items()}
+    return Report(
+        title=title or " vs ".join(labels[n] if labels[n] == n else f"{n} ({labels[n]})" for n in policies),
+        mode=mode, seed=seed, tasks=task_info(taskset),
+        models={name: summarize(results[name], seed=seed, name=name, label=labels[name], policy=p.describe())
+                for name, p in policies.items()},
+        comparisons={c.name: c for c in (compare(results[b], results[k], seed=seed, names=(b, k), labels=(labels[b], labels[k]))
+                                          for b, k in (comparisons or []))},
+        episodes=results, config=config or {}, versions=package_versions(VERSIONED), git_sha=git_sha(), dry_run=dry_run,
+    )

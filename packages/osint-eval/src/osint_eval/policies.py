@@ -258,9 +258,32 @@ class OpenAIPolicy(Policy):
             return list(pool.map(self._complete, [b.messages for b in batch]))
 
 
+SCRIPTED = ("random-guess", "random-valid", "oracle")
+SCHEMES = ("openai:", "tiny:")
+
+
+def check_policy_spec(spec: str) -> None:
+    """Fail at once on a spec that is almost a scripted policy or a scheme (``orcale``, ``opnai:``): without
+    this check it would be taken for a hub id and fail only after the network times out."""
+    import difflib
+
+    if spec in SCRIPTED or spec.startswith(SCHEMES) or os.path.exists(spec):
+        return
+    scheme, colon, _ = spec.partition(":")
+    if colon and "/" not in scheme:
+        close = difflib.get_close_matches(scheme + ":", SCHEMES, n=1, cutoff=0.5)
+        hint = f"did you mean {close[0]!r}?" if close else f"known: {', '.join(SCHEMES)}"
+        raise EvalError(f"unknown policy scheme {scheme + ':'!r} in {spec!r}; {hint}")
+    close = difflib.get_close_matches(spec.lower(), SCRIPTED, n=1, cutoff=0.6)
+    if close:
+        raise EvalError(f"unknown policy {spec!r}; did you mean {close[0]!r}? (scripted: {', '.join(SCRIPTED)}; "
+                        "a model is a local folder, a hub id or tiny:<hidden>x<layers>)")
+
+
 def make_policy(spec: str, **kwargs: Any) -> Policy:
     """``random-guess``, ``random-valid``, ``oracle``, ``openai:<base_url>#<model>``, or a model
     (hub id, local folder, ``tiny:`` spec)."""
+    check_policy_spec(spec)
     seed = kwargs.pop("seed", 0)
     if spec == "random-guess":
         return RandomGuessPolicy(seed)

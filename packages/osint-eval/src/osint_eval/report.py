@@ -14,7 +14,9 @@ import re
 from pathlib import Path
 from typing import Any
 
-from osint_eval.metrics import estimate
+from osint_eval.errors import EvalError, OutputExistsError
+from osint_eval.runner import EpisodeResult
+from osint_eval.schema import Comparison, Estimate, ModelSummary, PairedBlock, Report
 
 CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,sans-serif;margin:2rem auto;max-width:70rem;color:#1d1d1f;padding:0 1rem}
@@ -33,12 +35,30 @@ def _e(x: Any) -> str:
     return html.escape(str(x), quote=True)
 
 
-def _pct(d: dict[str, Any]) -> str:
-    return estimate(d).fmt(pct=True)
+REPORT_FILES = ("report.json", "report.md", "report.html")
+HEADER = ["model", "success [95% CI] (n)", "mean reward [95% CI]", "evidence F1", "steps", "tool calls", "invalid actions", "parse failures"]
 
 
-def _num(d: dict[str, Any]) -> str:
-    return estimate(d).fmt()
+def _pct(e: Estimate | None) -> str:
+    return e.fmt(pct=True) if e is not None else "n/a"
+
+
+def _num(e: Estimate | None) -> str:
+    return e.fmt() if e is not None else "n/a"
+
+
+def _delta(e: Estimate | None, pct: bool = False) -> str:
+    return e.fmt(pct=pct, signed=True) if e is not None else "n/a"
+
+
+def _dry_note(report: Report) -> str | None:
+    if not report.dry_run:
+        return None
+    return f"DRY RUN: a smoke test on {report.tasks.n} tasks; these figures are not evaluation results."
+
+
+def _model_names(report: Report) -> str:
+    return ", ".join(f"{name} = {m.label}" for name, m in report.models.items() if m.label != name)
 
 
 # ---------------------------------------------------------------------------- markdown
@@ -48,19 +68,22 @@ def _md_table(header: list[str], rows: list[list[str]]) -> str:
     return "\n".join(out)
 
 
-def _model_rows(models: dict[str, Any], key: str | None) -> list[list[str]]:
+def _model_rows(models: dict[str, ModelSummary], key: str | None) -> list[list[str]]:
     """Raw table rows (the caller escapes for Markdown or HTML)."""
     rows = []
     for name, m in models.items():
-        blocks = {"overall": m["summary"]["overall"]} if key is None else m["summary"][key]
-        for group, b in blocks.items():
-            rows.append([str(name) + ("" if key is None else f" / {group}"), _pct(b["success"]), _num(b["reward"]),
-                         _num(b["evidence_f1"]), f"{b['steps']['mean']:.2f}", f"{b['tool_calls']['mean']:.2f}",
-                         f"{100 * b['invalid_action_rate']:.1f}%", f"{100 * b['parse_failure_rate']:.1f}%"])
+        for group, b in m.groups(key).items():
+            rows.append([str(name) + ("" if key is None else f" / {group}"), _pct(b.success), _num(b.reward),
+                         _num(b.evidence_f1), f"{b.steps.mean:.2f}", f"{b.tool_calls.mean:.2f}",
+                         f"{100 * b.invalid_action_rate:.1f}%", f"{100 * b.parse_failure_rate:.1f}%"])
     return rows
 
 
-def _md_model_rows(models: dict[str, Any], key: str | None) -> list[list[str]]:
+def _comparison_rows(comp: Comparison) -> list[tuple[str, PairedBlock]]:
+    return [("overall", comp.overall)] + [(g, v) for g, v in comp.by_difficulty.items()]
+
+
+def _md_model_rows(models: dict[str, ModelSummary], key: str | None) -> list[list[str]]:
     return [[_md_cell(c) for c in row] for row in _model_rows(models, key)]
 
 
@@ -69,29 +92,33 @@ def _md_cell(text: str) -> str:
     return html.escape(str(text), quote=False).replace("|", "\\|").replace("\n", " ")
 
 
-def markdown(report: dict[str, Any]) -> str:
-    header = ["model", "success [95% CI] (n)", "mean reward [95% CI]", "evidence F1", "steps", "tool calls", "invalid actions", "parse failures"]
-    parts = [f"# OSINT-v0 evaluation: {_md_cell(report['title'])}", "",
-             f"Tasks: `{_md_cell(report['tasks']['source'])}` (n = {report['tasks']['n']}), mode `{report['mode']}`, seed {report['seed']}.", ""]
-    if report["tasks"].get("proposals"):
-        p = report["tasks"]["proposals"]
-        parts += [f"Generator proposals: {p['valid']} valid of {p['total']}; invalid by reason: "
-                  + ", ".join(f"{k} {v}" for k, v in sorted(p["reasons"].items()) if k != "ok"), ""]
-    parts += ["## Overall", "", _md_table(header, _md_model_rows(report["models"], None)), ""]
-    parts += ["## By difficulty", "", _md_table(header, _md_model_rows(report["models"], "by_difficulty")), ""]
-    parts += ["## By family", "", _md_table(header, _md_model_rows(report["models"], "by_family")), ""]
-    if report.get("comparisons"):
+def markdown(report: Report) -> str:
+    t = report.tasks
+    parts = [f"# OSINT-v0 evaluation: {_md_cell(report.title)}", ""]
+    if _dry_note(report):
+        parts += [f"**{_dry_note(report)}**", ""]
+    parts += [f"Tasks: `{_md_cell(t.source)}` (n = {t.n}), mode `{report.mode}`, seed {report.seed}.", ""]
+    if _model_names(report):
+        parts += [f"Models: {_md_cell(_model_names(report))}.", ""]
+    if t.proposals:
+        p = t.proposals
+        parts += [f"Generator proposals: {p.valid} valid of {p.total}; invalid by reason: "
+                  + ", ".join(f"{k} {v}" for k, v in sorted(p.reasons.items()) if k != "ok"), ""]
+    parts += ["## Overall", "", _md_table(HEADER, _md_model_rows(report.models, None)), ""]
+    parts += ["## By difficulty", "", _md_table(HEADER, _md_model_rows(report.models, "by_difficulty")), ""]
+    parts += ["## By family", "", _md_table(HEADER, _md_model_rows(report.models, "by_family")), ""]
+    if report.comparisons:
         rows = []
-        for name, comp in report["comparisons"].items():
-            for group, c in [("overall", comp["overall"])] + [(f"{g}", v) for g, v in comp["by_difficulty"].items()]:
-                if not c.get("n"):
+        for comp in report.comparisons.values():
+            for group, c in _comparison_rows(comp):
+                if not c.n or c.mcnemar is None:
                     continue
-                rows.append([_md_cell(name), group, str(c["n"]), _pct(c["success_delta"]), _num(c["reward_delta"]),
-                             f"{c['steps_delta']['mean']:+.2f}", f"{c['tool_calls_delta']['mean']:+.2f}",
-                             f"{c['mcnemar']['candidate_only']}/{c['mcnemar']['base_only']}", f"{c['mcnemar']['p_value']:.3g}"])
+                rows.append([_md_cell(comp.described), group, str(c.n), _delta(c.success_delta, pct=True), _delta(c.reward_delta),
+                             _delta(c.steps_delta), _delta(c.tool_calls_delta),
+                             f"{c.mcnemar.candidate_only}/{c.mcnemar.base_only}", f"{c.mcnemar.p_value:.3g}"])
         parts += ["## Paired comparison (candidate minus base, same tasks)", "",
-                  _md_table(["comparison", "group", "n", "success delta [95% CI]", "reward delta [95% CI]", "steps delta",
-                             "tool-call delta", "discordant (cand/base)", "McNemar p"], rows), ""]
+                  _md_table(["comparison", "group", "n", "success delta [95% CI]", "reward delta [95% CI]", "steps delta [95% CI]",
+                             "tool-call delta [95% CI]", "discordant (cand/base)", "McNemar p"], rows), ""]
     return "\n".join(parts) + "\n"
 
 
@@ -111,26 +138,27 @@ def _svg(fig: Any) -> str:
     return re.sub(r"<metadata>.*?</metadata>\s*", "", text, flags=re.DOTALL)
 
 
-def success_plot(report: dict[str, Any]) -> str:
+def success_plot(report: Report) -> str:
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     import numpy as np
 
-    models = list(report["models"])
-    present = {g for m in report["models"].values() for g in m["summary"]["by_difficulty"]}
+    models = list(report.models)
+    present = {g for m in report.models.values() for g in m.by_difficulty}
     groups = [g for g in ("easy", "medium", "hard") if g in present] + sorted(present - {"easy", "medium", "hard"})
     fig, ax = plt.subplots(figsize=(6.5, 3.4))
     width = 0.8 / max(1, len(models))
     for i, name in enumerate(models):
-        blocks = report["models"][name]["summary"]["by_difficulty"]
-        means = np.array([blocks[g]["success"]["mean"] if g in blocks else np.nan for g in groups])
-        lo = np.array([blocks[g]["success"]["lo"] if g in blocks else np.nan for g in groups])
-        hi = np.array([blocks[g]["success"]["hi"] if g in blocks else np.nan for g in groups])
+        blocks = report.models[name].by_difficulty
+        means = np.array([blocks[g].success.mean if g in blocks else np.nan for g in groups])
+        lo = np.array([blocks[g].success.lo if g in blocks else np.nan for g in groups])
+        hi = np.array([blocks[g].success.hi if g in blocks else np.nan for g in groups])
         x = np.arange(len(groups)) + i * width
         ax.bar(x, means, width, yerr=[means - lo, hi - means], capsize=3, label=name[:40])
-    ax.set_xticks(np.arange(len(groups)) + width * (len(models) - 1) / 2, [f"{g}\n(n={report['models'][models[0]]['summary']['by_difficulty'].get(g, {}).get('n', 0)})" for g in groups])
+    first = report.models[models[0]].by_difficulty
+    ax.set_xticks(np.arange(len(groups)) + width * (len(models) - 1) / 2, [f"{g}\n(n={first[g].n if g in first else 0})" for g in groups])
     ax.set_ylabel("success rate (95% CI)")
     ax.set_ylim(0, 1)
     ax.legend(fontsize=7)
@@ -138,15 +166,15 @@ def success_plot(report: dict[str, Any]) -> str:
     return _svg(fig)
 
 
-def reward_plot(report: dict[str, Any]) -> str:
+def reward_plot(report: Report) -> str:
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(6.5, 3.4))
-    for name, episodes in report["episodes"].items():
-        ax.hist([e["reward"] for e in episodes], bins=30, range=(-0.4, 1.6), alpha=0.5, label=f"{name[:40]} (n={len(episodes)})")
+    for name, episodes in report.episodes.items():
+        ax.hist([e.reward for e in episodes], bins=30, range=(-0.4, 1.6), alpha=0.5, label=f"{name[:40]} (n={len(episodes)})")
     ax.set_xlabel("episode reward")
     ax.set_ylabel("episodes")
     ax.legend(fontsize=7)
@@ -161,44 +189,51 @@ def _html_table(header: list[str], rows: list[list[str]], cls: str = "") -> str:
     return f'<table class="{cls}"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
 
 
-def _episode_html(ep: dict[str, Any]) -> str:
-    verdict = '<span class="ok">correct</span>' if ep["correct"] else '<span class="bad">wrong</span>'
-    gold = {tuple(e) for e in ep["gold_evidence"]}
-    agent = {tuple(e) for e in ep["agent_evidence"]}
+def _episode_html(ep: EpisodeResult) -> str:
+    verdict = '<span class="ok">correct</span>' if ep.correct else '<span class="bad">wrong</span>'
+    gold = {tuple(e) for e in ep.gold_evidence}
+    agent = {tuple(e) for e in ep.agent_evidence}
     steps = "".join(f"<li><b>action</b><pre>{_e(t['action'][:2000])}</pre><b>result</b><pre>{_e(t['observation'][:3000])}</pre></li>"
-                    for t in ep["transcript"])
+                    for t in ep.transcript)
     edges = "".join(f"<tr><td>{_e(' '.join(e))}</td><td>{'yes' if e in gold else 'no'}</td><td>{'yes' if e in agent else 'no'}</td></tr>"
                     for e in sorted(gold | agent))
     return (
-        f"<details><summary>{verdict} <b>{_e(ep['task_id'])}</b> ({_e(ep['family'])}, {_e(ep['difficulty'])}): "
-        f"{_e(ep['question'][:160])}</summary>"
-        f"<p>Question: {_e(ep['question'])}</p><p>Submitted: <code>{_e(ep['submitted'])}</code> &middot; gold: "
-        f"<code>{_e(', '.join(ep['gold_answers']))}</code> &middot; reward {ep['reward']:.3f} &middot; steps {ep['steps']} &middot; "
-        f"tool calls {ep['tool_calls']}</p>"
+        f"<details><summary>{verdict} <b>{_e(ep.task_id)}</b> ({_e(ep.family)}, {_e(ep.difficulty)}): "
+        f"{_e(ep.question[:160])}</summary>"
+        f"<p>Question: {_e(ep.question)}</p><p>Submitted: <code>{_e(ep.submitted)}</code> &middot; gold: "
+        f"<code>{_e(', '.join(ep.gold_answers))}</code> &middot; reward {ep.reward:.3f} &middot; steps {ep.steps} &middot; "
+        f"tool calls {ep.tool_calls}</p>"
         f"<table><thead><tr><th>evidence edge</th><th>gold</th><th>agent</th></tr></thead><tbody>{edges}</tbody></table>"
         f"<ol>{steps}</ol></details>"
     )
 
 
-def render_html(report: dict[str, Any]) -> str:
-    header = ["model", "success [95% CI] (n)", "mean reward [95% CI]", "evidence F1", "steps", "tool calls", "invalid actions", "parse failures"]
+def _html_head(report: Report) -> list[str]:
     parts = [
         "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">",
-        f"<title>OSINT-v0 evaluation: {_e(report['title'])}</title><style>{CSS}</style></head><body>",
-        f"<h1>OSINT-v0 evaluation: {_e(report['title'])}</h1>",
-        f"<p class=\"muted\">Tasks <code>{_e(report['tasks']['source'])}</code> (n = {report['tasks']['n']}), mode "
-        f"<code>{_e(report['mode'])}</code>, seed {report['seed']}, git {_e(report.get('git_sha'))}.</p>",
-        "<h2>Summary</h2>", _html_table(header, _model_rows(report["models"], None), "summary"),
+        f"<title>OSINT-v0 evaluation: {_e(report.title)}</title><style>{CSS}</style></head><body>",
+        f"<h1>OSINT-v0 evaluation: {_e(report.title)}</h1>",
     ]
-    if report.get("comparisons"):
-        rows = [[name, str(c["overall"]["n"]), _pct(c["overall"]["success_delta"]), _num(c["overall"]["reward_delta"]),
-                 f"{c['overall']['mcnemar']['p_value']:.3g}"] for name, c in report["comparisons"].items() if c["overall"].get("n")]
+    if _dry_note(report):
+        parts.append(f'<p class="bad">{_e(_dry_note(report))}</p>')
+    parts.append(f"<p class=\"muted\">Tasks <code>{_e(report.tasks.source)}</code> (n = {report.tasks.n}), mode "
+                 f"<code>{_e(report.mode)}</code>, seed {report.seed}, git {_e(report.git_sha)}.</p>")
+    if _model_names(report):
+        parts.append(f"<p>Models: {_e(_model_names(report))}.</p>")
+    return parts
+
+
+def render_html(report: Report) -> str:
+    parts = _html_head(report) + ["<h2>Summary</h2>", _html_table(HEADER, _model_rows(report.models, None), "summary")]
+    if report.comparisons:
+        rows = [[c.described, str(c.overall.n), _delta(c.overall.success_delta, pct=True), _delta(c.overall.reward_delta),
+                 f"{c.overall.mcnemar.p_value:.3g}"] for c in report.comparisons.values() if c.overall.n and c.overall.mcnemar]
         parts += ["<h2>Paired comparison</h2>", _html_table(["comparison", "n", "success delta [95% CI]", "reward delta [95% CI]", "McNemar p"], rows)]
     parts += ["<h2>Plots</h2>", f'<div class="plots"><div class="plot">{success_plot(report)}</div><div class="plot">{reward_plot(report)}</div></div>',
-              "<h2>By difficulty</h2>", _html_table(header, _model_rows(report["models"], "by_difficulty")),
-              "<h2>By family</h2>", _html_table(header, _model_rows(report["models"], "by_family")),
+              "<h2>By difficulty</h2>", _html_table(HEADER, _model_rows(report.models, "by_difficulty")),
+              "<h2>By family</h2>", _html_table(HEADER, _model_rows(report.models, "by_family")),
               "<h2>Episode explorer</h2>"]
-    for name, episodes in report["episodes"].items():
+    for name, episodes in report.episodes.items():
         shown = episodes[:MAX_EXPLORER_EPISODES]
         parts.append(f"<h3>{_e(name)} <span class=\"muted\">({len(shown)} of {len(episodes)} episodes)</span></h3>")
         parts += [_episode_html(ep) for ep in shown]
@@ -206,12 +241,24 @@ def render_html(report: dict[str, Any]) -> str:
     return "\n".join(parts)
 
 
-def write_report(report: dict[str, Any], out_dir: str | Path) -> dict[str, Path]:
-    """Write report.json, report.md and report.html into ``out_dir``."""
+def check_out_dir(out_dir: str | Path, *, overwrite: bool = False) -> Path:
+    """Refuse an output folder that is a file, or that already holds a report, unless ``overwrite``."""
     out = Path(out_dir)
+    if out.exists() and not out.is_dir():
+        raise EvalError(f"--out {out} is a file, not a folder; name a folder for report.json, report.md and report.html")
+    existing = [name for name in REPORT_FILES if (out / name).exists()]
+    if existing and not overwrite:
+        raise OutputExistsError(f"{out} already holds a report ({', '.join(existing)}); pass --overwrite to replace it, or choose another --out")
+    return out
+
+
+def write_report(report: Report, out_dir: str | Path, *, overwrite: bool = False) -> dict[str, Path]:
+    """Write report.json, report.md and report.html into ``out_dir`` (refused if one exists, unless ``overwrite``)."""
+    out = check_out_dir(out_dir, overwrite=overwrite)
     out.mkdir(parents=True, exist_ok=True)
     paths = {"json": out / "report.json", "md": out / "report.md", "html": out / "report.html"}
-    paths["json"].write_text(json.dumps(report, indent=1, sort_keys=True, default=str), encoding="utf-8")
+    # insertion order, not sorted keys: the models and comparisons keep the order they were evaluated in
+    paths["json"].write_text(json.dumps(report.to_dict(), indent=1, default=str), encoding="utf-8")
     paths["md"].write_text(markdown(report), encoding="utf-8")
     paths["html"].write_text(render_html(report), encoding="utf-8")
     return paths

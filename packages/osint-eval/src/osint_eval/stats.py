@@ -1,4 +1,5 @@
-"""Statistics: seeded bootstrap intervals, paired deltas, an exact McNemar (sign) test.
+"""Statistics: Wilson intervals for rates, seeded bootstrap intervals for means and paired deltas,
+an exact McNemar (sign) test.
 
 Every estimate carries its sample size; nothing here returns a bare number.
 """
@@ -6,31 +7,26 @@ Every estimate carries its sample size; nothing here returns a bare number.
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
 
+from osint_eval.schema import Estimate, McNemar
+
 DEFAULT_BOOTSTRAP = 2000
 
 
-@dataclass(frozen=True)
-class Estimate:
-    mean: float
-    lo: float  # 95% interval (or 1 - alpha)
-    hi: float
-    n: int
+def proportion_interval(successes: Any, *, alpha: float = 0.05) -> Estimate:
+    """A success rate with its Wilson score interval (scipy). Unlike a bootstrap, it has non-zero width
+    at 0% and 100%: 0 of 50 gives [0.0, 7.1%], not [0, 0]."""
+    from scipy.stats import binomtest
 
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-    def fmt(self, pct: bool = False) -> str:
-        """``"41.2% [38.1, 44.3] (n=1000)"`` or ``"0.412 [0.381, 0.443] (n=1000)"``."""
-        if self.n == 0:
-            return "n/a (n=0)"
-        if pct:
-            return f"{100 * self.mean:.1f}% [{100 * self.lo:.1f}, {100 * self.hi:.1f}] (n={self.n})"
-        return f"{self.mean:.3f} [{self.lo:.3f}, {self.hi:.3f}] (n={self.n})"
+    x = np.asarray(successes, dtype=bool)
+    n, k = int(x.size), int(x.sum())
+    if n == 0:
+        return Estimate(float("nan"), float("nan"), float("nan"), 0)
+    ci = binomtest(k, n).proportion_ci(confidence_level=1 - alpha, method="wilson")
+    return Estimate(k / n, float(ci.low), float(ci.high), n)
 
 
 def bootstrap_mean(values: Any, *, seed: int = 0, n_boot: int = DEFAULT_BOOTSTRAP, alpha: float = 0.05) -> Estimate:
@@ -57,17 +53,6 @@ def paired_delta(candidate: Any, base: Any, *, seed: int = 0, n_boot: int = DEFA
     if a.shape != b.shape:
         raise ValueError(f"paired samples must have the same length, got {a.size} and {b.size}")
     return bootstrap_mean(a - b, seed=seed, n_boot=n_boot, alpha=alpha)
-
-
-@dataclass(frozen=True)
-class McNemar:
-    candidate_only: int  # items the candidate got right and the base wrong
-    base_only: int
-    n: int
-    p_value: float
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 def mcnemar_exact(candidate: Any, base: Any) -> McNemar:

@@ -10,10 +10,8 @@ from __future__ import annotations
 
 import json
 import os
-import platform
 import time
 import shutil
-import subprocess
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -104,23 +102,15 @@ class Phases:
 
 
 def git_sha() -> str | None:
-    try:
-        out = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5, check=True)
-        return out.stdout.strip() or None
-    except (OSError, subprocess.SubprocessError):
-        return None
+    from osint_gym.provenance import git_sha as _git_sha
+
+    return _git_sha()
 
 
 def package_versions() -> dict[str, str | None]:
-    from importlib.metadata import PackageNotFoundError, version
+    from osint_gym.provenance import package_versions as _versions
 
-    out: dict[str, str | None] = {"python": platform.python_version()}
-    for name in ("osint-gym", "osint-selfplay", "osint-eval", "torch", "transformers", "trl", "peft", "datasets", "accelerate"):
-        try:
-            out[name] = version(name)
-        except PackageNotFoundError:
-            out[name] = None
-    return out
+    return _versions(("osint-gym", "osint-selfplay", "osint-eval", "torch", "transformers", "trl", "peft", "datasets", "accelerate"))
 
 
 def write_model_card(folder: Path, *, base_model: str, role: str, config: dict[str, Any], data: dict[str, Any],

@@ -4,6 +4,7 @@ the tool-only oracle and an optional single-turn answerer), on the same tasks (p
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -14,10 +15,31 @@ from osint_selfplay.artifacts import atomic_write_json
 if TYPE_CHECKING:
     from osint_selfplay.loop import SelfPlayRun
 
+HEADLINE = ("success", "reward", "tool_calls", "critical_steps")  # the run summary's per-model figures
+DRY_RUN_EVAL_TASKS = 16  # a dry run is a smoke test: it evaluates at most this many tasks, and says so
+
+
+def eval_task_limit(limit: int, dry_run: bool) -> int:
+    """How many held-out tasks the closing evaluation runs: ``limit``, or at most a handful in a dry run."""
+    return min(limit, DRY_RUN_EVAL_TASKS) if dry_run else limit
+
 
 def heldout_tasks(tasks_ref: str, difficulties: list[str], limit: int) -> list[Any]:
     tasks = [t for t in benchmark_tasks(tasks_ref) if not difficulties or t.difficulty in difficulties]
     return tasks[:limit]
+
+
+def _zero_variance_groups(rounds: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
+    """Answerer groups whose rewards had no variance, summed over rounds, by task source."""
+    zero_var: dict[str, dict[str, float]] = {}
+    for rnd in rounds:
+        for source, z in (rnd.get("answerer", {}).get("zero_variance_by_source") or {}).items():
+            acc = zero_var.setdefault(source, {"groups": 0, "zero_variance": 0})
+            acc["groups"] += z["groups"]
+            acc["zero_variance"] += z["zero_variance"]
+    for acc in zero_var.values():
+        acc["share"] = acc["zero_variance"] / acc["groups"] if acc["groups"] else float("nan")
+    return zero_var
 
 
 def evaluate_run(run: SelfPlayRun, bases: dict[str, str], warm: dict[str, str], final: dict[str, str]) -> dict[str, Any]:
@@ -30,7 +52,7 @@ def evaluate_run(run: SelfPlayRun, bases: dict[str, str], warm: dict[str, str], 
     ev, a = cfg.eval, cfg.answerer
     multi = a.mode == "multi_turn"
     world = benchmark_world(ev.tasks)
-    taskset = TaskSet(ev.tasks, world, heldout_tasks(ev.tasks, ev.difficulties, ev.limit), ev.tasks)
+    taskset = TaskSet(ev.tasks, world, heldout_tasks(ev.tasks, ev.difficulties, eval_task_limit(ev.limit, cfg.dry_run)), ev.tasks)
     paths: dict[str, str] = {}
     if ev.include_untrained:
         paths["untrained"] = bases["answerer"]
@@ -47,40 +69,32 @@ def evaluate_run(run: SelfPlayRun, bases: dict[str, str], warm: dict[str, str], 
                                   if multi else {"context_mode": a.context_mode, "n_distractors": a.n_distractors, "batch_size": ev.batch_size})
     pairs = [(b, c) for b, c in (("warm_start", "final"), ("untrained", "final"), ("random_guess", "warm_start"),
                                  ("random_guess", "final"), ("untrained", "warm_start")) if b in policies and c in policies]
+    title = "osint-selfplay closing evaluation" + (" (dry run)" if cfg.dry_run else "")
     report = evaluate(policies, taskset, mode=a.mode, seed=cfg.seed, comparisons=pairs, config=cfg.to_dict(),
-                      title="osint-selfplay closing evaluation", progress=False, **run_kwargs)
+                      title=title, progress=False, dry_run=cfg.dry_run, **run_kwargs)
     single_turn = None
     if multi and ev.single_turn_model:
         if Path(ev.single_turn_model).exists():
             st = evaluate({"single_turn": HFPolicy(ev.single_turn_model, batch_size=ev.batch_size,
                                                    max_new_tokens=64, temperature=0.0)}, taskset, mode="single_turn",
                           seed=cfg.seed, progress=False, context_mode="triples", n_distractors=6, batch_size=ev.batch_size)
-            single_turn = {"model": ev.single_turn_model, "success": st["models"]["single_turn"]["summary"]["overall"]["success"]}
+            single_turn = {"model": ev.single_turn_model, "success": st.models["single_turn"].overall.success.to_dict()}
         else:
             single_turn = {"model": ev.single_turn_model, "missing": True}
     for p in policies.values():
         p.close()
-    report["out_dir"] = str(run.root / "eval")
-    write_report(report, run.root / "eval")
-    summaries = {name: m["summary"] for name, m in report["models"].items()}
-    zero_var: dict[str, dict[str, float]] = {}
-    for rnd in run.summary["rounds"]:
-        for source, z in (rnd.get("answerer", {}).get("zero_variance_by_source") or {}).items():
-            acc = zero_var.setdefault(source, {"groups": 0, "zero_variance": 0})
-            acc["groups"] += z["groups"]
-            acc["zero_variance"] += z["zero_variance"]
-    for acc in zero_var.values():
-        acc["share"] = acc["zero_variance"] / acc["groups"] if acc["groups"] else float("nan")
+    # the run folder is the run's own (its manifest and --resume guard it): a resumed evaluation replaces a partial report
+    report = replace(report, out_dir=str(run.root / "eval"))
+    write_report(report, run.root / "eval", overwrite=True)
     sampled = [rnd.get("sampled", {}) for rnd in run.summary["rounds"]]
     result = {
-        "tasks": ev.tasks, "n_tasks": len(taskset.tasks), "mode": a.mode, "context_mode": a.context_mode, "models": paths,
-        "headline": {name: {"success": s["overall"]["success"], "reward": s["overall"]["reward"],
-                            "tool_calls": s["overall"]["tool_calls"], "critical_steps": s["overall"]["critical_steps"]}
-                     for name, s in summaries.items()},
-        "comparisons": {k: v["overall"] for k, v in report["comparisons"].items()},
+        "tasks": ev.tasks, "n_tasks": len(taskset.tasks), "dry_run": cfg.dry_run, "mode": a.mode, "context_mode": a.context_mode,
+        "models": paths,
+        "headline": {name: {k: getattr(m.overall, k).to_dict() for k in HEADLINE} for name, m in report.models.items()},
+        "comparisons": {k: c.overall.to_dict() for k, c in report.comparisons.items()},
         "generator_valid_rate": [s.get("valid_rate") for s in sampled],
         "answerer_solve_rate_on_generated": [s.get("answerer_solve_rate_on_generated") for s in sampled],
-        "zero_variance_groups": zero_var,
+        "zero_variance_groups": _zero_variance_groups(run.summary["rounds"]),
         "single_turn_reference": single_turn,
         "report": str(run.root / "eval" / "report.md"),
     }

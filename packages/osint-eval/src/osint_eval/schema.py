@@ -1,0 +1,337 @@
+"""The report schema: typed dataclasses for everything ``report.json`` holds, dicts only at the file boundary.
+
+`Report` (one evaluation) holds a `TaskInfo`, a `ModelSummary` per model (a `MetricBlock` overall, by
+difficulty and by family), a `Comparison` per paired comparison (`PairedBlock`s) and every episode.
+Every number with an interval is an `Estimate`; `Estimate.fmt` is the one way a value is printed with
+its interval (CLI, Markdown, HTML, leaderboard, osint-selfplay's run summary).
+
+``to_dict`` writes the JSON shape, ``from_dict`` reads it back; a malformed file gives one
+`ReportError` that names the file and the field (``run1/report.json: report.models.oracle.summary.overall.success.n: missing``).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from osint_eval.errors import ReportError
+from osint_eval.runner import EpisodeResult
+
+
+# ---------------------------------------------------------------------------- field readers
+def _obj(d: Any, where: str) -> dict[str, Any]:
+    if not isinstance(d, dict):
+        raise ReportError(f"{where}: expected an object, got {type(d).__name__}")
+    return d
+
+
+def _get(d: Any, key: str, where: str) -> Any:
+    d = _obj(d, where)
+    if key not in d:
+        raise ReportError(f"{where}.{key}: missing")
+    return d[key]
+
+
+def _num(d: Any, key: str, where: str) -> float:
+    v = _get(d, key, where)
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        raise ReportError(f"{where}.{key}: expected a number, got {v!r}")
+    return float(v)
+
+
+def _int(d: Any, key: str, where: str) -> int:
+    v = _get(d, key, where)
+    if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+        raise ReportError(f"{where}.{key}: expected a count (an integer >= 0), got {v!r}")
+    return v
+
+
+def _str(d: Any, key: str, where: str, *, optional: bool = False) -> str | None:
+    v = _get(d, key, where) if not optional else _obj(d, where).get(key)
+    if v is None and optional:
+        return None
+    if not isinstance(v, str):
+        raise ReportError(f"{where}.{key}: expected a string, got {v!r}")
+    return v
+
+
+def _map(d: Any, key: str, where: str) -> dict[str, Any]:
+    return _obj(_get(d, key, where), f"{where}.{key}")
+
+
+# ---------------------------------------------------------------------------- values with intervals
+@dataclass(frozen=True)
+class Estimate:
+    """A mean (or a rate) with its 95% interval and its sample size."""
+
+    mean: float
+    lo: float
+    hi: float
+    n: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: Any, where: str = "estimate") -> Estimate:
+        return cls(_num(d, "mean", where), _num(d, "lo", where), _num(d, "hi", where), _int(d, "n", where))
+
+    def fmt(self, pct: bool = False, *, signed: bool = False, show_n: bool = True) -> str:
+        """The one formatting of a value with its interval: ``"41.2% [38.1, 44.3] (n=1000)"``,
+        ``"0.412 [0.381, 0.443] (n=1000)"``; signed (deltas): ``"+5.0 pts [+1.2, +8.9]"``, ``"+0.031 [...]"``."""
+        n = f" (n={self.n})" if show_n else ""
+        if self.n == 0 or math.isnan(self.mean):
+            return f"n/a{n}"
+        sign = "+" if signed else ""
+        if pct:
+            unit = " pts" if signed else "%"
+            return f"{100 * self.mean:{sign}.1f}{unit} [{100 * self.lo:{sign}.1f}, {100 * self.hi:{sign}.1f}]{n}"
+        return f"{self.mean:{sign}.3f} [{self.lo:{sign}.3f}, {self.hi:{sign}.3f}]{n}"
+
+
+@dataclass(frozen=True)
+class McNemar:
+    candidate_only: int  # items the candidate got right and the base wrong
+    base_only: int
+    n: int
+    p_value: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: Any, where: str = "mcnemar") -> McNemar:
+        return cls(_int(d, "candidate_only", where), _int(d, "base_only", where), _int(d, "n", where), _num(d, "p_value", where))
+
+
+# ---------------------------------------------------------------------------- one model
+ESTIMATES = ("success", "reward", "evidence_f1", "steps", "critical_steps", "tool_calls")
+RATES = ("invalid_action_rate", "parse_failure_rate", "answered_rate")
+
+
+@dataclass(frozen=True)
+class MetricBlock:
+    """One model's metrics on one group of episodes (all, one difficulty, one family)."""
+
+    n: int
+    success: Estimate  # a rate: Wilson interval
+    reward: Estimate
+    evidence_f1: Estimate
+    steps: Estimate
+    critical_steps: Estimate
+    tool_calls: Estimate
+    invalid_action_rate: float
+    parse_failure_rate: float
+    answered_rate: float
+    components: dict[str, float] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return ({"n": self.n} | {k: getattr(self, k).to_dict() for k in ESTIMATES} | {k: getattr(self, k) for k in RATES}
+                | {"components": dict(self.components)})
+
+    @classmethod
+    def from_dict(cls, d: Any, where: str) -> MetricBlock:
+        comps = _map(d, "components", where)
+        return cls(_int(d, "n", where), *(Estimate.from_dict(_get(d, k, where), f"{where}.{k}") for k in ESTIMATES),
+                   *(_num(d, k, where) for k in RATES), components={k: _num(comps, k, f"{where}.components") for k in comps})
+
+
+def _blocks(d: Any, key: str, where: str) -> dict[str, MetricBlock]:
+    m = _map(d, key, where)
+    return {k: MetricBlock.from_dict(v, f"{where}.{key}.{k}") for k, v in m.items()}
+
+
+@dataclass(frozen=True)
+class ModelSummary:
+    """``name`` is the role in the report (``base``, ``candidate``, ``oracle``); ``label`` the model or policy evaluated."""
+
+    name: str
+    label: str
+    policy: dict[str, Any]
+    overall: MetricBlock
+    by_difficulty: dict[str, MetricBlock]
+    by_family: dict[str, MetricBlock]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"label": self.label, "policy": dict(self.policy), "summary": {
+            "overall": self.overall.to_dict(), "by_difficulty": {k: b.to_dict() for k, b in self.by_difficulty.items()},
+            "by_family": {k: b.to_dict() for k, b in self.by_family.items()}}}
+
+    @classmethod
+    def from_dict(cls, name: str, d: Any, where: str) -> ModelSummary:
+        s, ws = _get(d, "summary", where), f"{where}.summary"
+        return cls(name, str(_str(d, "label", where)), _map(d, "policy", where), MetricBlock.from_dict(_get(s, "overall", ws), f"{ws}.overall"),
+                   _blocks(s, "by_difficulty", ws), _blocks(s, "by_family", ws))
+
+    def groups(self, key: str | None) -> dict[str, MetricBlock]:
+        """``None``: the overall block; ``"by_difficulty"`` / ``"by_family"``: one block per group."""
+        return {"overall": self.overall} if key is None else dict(getattr(self, key))
+
+
+# ---------------------------------------------------------------------------- comparisons
+DELTAS = ("success_delta", "reward_delta", "steps_delta", "tool_calls_delta")
+
+
+@dataclass(frozen=True)
+class PairedBlock:
+    """Candidate minus base on the same tasks; with no paired task (n = 0) every figure is None."""
+
+    n: int
+    success_delta: Estimate | None = None
+    reward_delta: Estimate | None = None
+    steps_delta: Estimate | None = None
+    tool_calls_delta: Estimate | None = None
+    mcnemar: McNemar | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        if not self.n:
+            return {"n": 0}
+        return {"n": self.n} | {k: getattr(self, k).to_dict() for k in DELTAS} | {"mcnemar": self.mcnemar.to_dict()}  # type: ignore[union-attr]
+
+    @classmethod
+    def from_dict(cls, d: Any, where: str) -> PairedBlock:
+        n = _int(d, "n", where)
+        if not n:
+            return cls(0)
+        return cls(n, *(Estimate.from_dict(_get(d, k, where), f"{where}.{k}") for k in DELTAS),
+                   mcnemar=McNemar.from_dict(_get(d, "mcnemar", where), f"{where}.mcnemar"))
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """A paired comparison; the labels name the compared models (not just their roles)."""
+
+    name: str
+    base: str
+    candidate: str
+    base_label: str
+    candidate_label: str
+    overall: PairedBlock
+    by_difficulty: dict[str, PairedBlock]
+    by_family: dict[str, PairedBlock]
+
+    @property
+    def described(self) -> str:
+        """``"candidate (ckpt/final) vs base (Qwen/Qwen2.5-0.5B)"``."""
+        return f"{self.candidate} ({self.candidate_label}) vs {self.base} ({self.base_label})"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"base": self.base, "candidate": self.candidate, "base_label": self.base_label, "candidate_label": self.candidate_label,
+                "overall": self.overall.to_dict(), "by_difficulty": {k: b.to_dict() for k, b in self.by_difficulty.items()},
+                "by_family": {k: b.to_dict() for k, b in self.by_family.items()}}
+
+    @classmethod
+    def from_dict(cls, name: str, d: Any, where: str) -> Comparison:
+        def groups(key: str) -> dict[str, PairedBlock]:
+            return {k: PairedBlock.from_dict(v, f"{where}.{key}.{k}") for k, v in _map(d, key, where).items()}
+
+        return cls(name, *(str(_str(d, k, where)) for k in ("base", "candidate", "base_label", "candidate_label")),
+                   PairedBlock.from_dict(_get(d, "overall", where), f"{where}.overall"), groups("by_difficulty"), groups("by_family"))
+
+
+# ---------------------------------------------------------------------------- the report
+@dataclass(frozen=True)
+class ProposalCounts:
+    """Generator task sources: how many proposals were sampled, how many were valid, why the others failed."""
+
+    total: int
+    valid: int
+    reasons: dict[str, int]
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: Any, where: str) -> ProposalCounts:
+        reasons = _map(d, "reasons", where)
+        return cls(_int(d, "total", where), _int(d, "valid", where), {k: _int(reasons, k, f"{where}.reasons") for k in reasons})
+
+
+@dataclass(frozen=True)
+class TaskInfo:
+    source: str
+    world: str
+    n: int
+    fingerprint: str  # digest of the evaluated task ids, in order: two reports on the same task set share it
+    proposals: ProposalCounts | None = None
+    rejected: dict[str, int] = field(default_factory=dict)  # task files: tasks that failed verification, by reason
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"source": self.source, "world": self.world, "n": self.n, "fingerprint": self.fingerprint,
+                "proposals": self.proposals.to_dict() if self.proposals else None, "rejected": dict(self.rejected)}
+
+    @classmethod
+    def from_dict(cls, d: Any, where: str) -> TaskInfo:
+        p, rejected = _obj(d, where).get("proposals"), _map(d, "rejected", where)
+        return cls(str(_str(d, "source", where)), str(_str(d, "world", where)), _int(d, "n", where), str(_str(d, "fingerprint", where)),
+                   ProposalCounts.from_dict(p, f"{where}.proposals") if p is not None else None,
+                   {k: _int(rejected, k, f"{where}.rejected") for k in rejected})
+
+
+@dataclass(frozen=True)
+class Report:
+    title: str
+    mode: str
+    seed: int
+    tasks: TaskInfo
+    models: dict[str, ModelSummary]
+    comparisons: dict[str, Comparison] = field(default_factory=dict)
+    episodes: dict[str, list[EpisodeResult]] = field(default_factory=dict)
+    config: dict[str, Any] = field(default_factory=dict)
+    versions: dict[str, str | None] = field(default_factory=dict)
+    git_sha: str | None = None
+    out_dir: str | None = None
+    dry_run: bool = False  # a smoke test on a handful of tasks: its figures are not results
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"title": self.title, "mode": self.mode, "seed": self.seed, "dry_run": self.dry_run, "config": self.config,
+                "versions": dict(self.versions), "git_sha": self.git_sha, "out_dir": self.out_dir, "tasks": self.tasks.to_dict(),
+                "models": {k: m.to_dict() for k, m in self.models.items()},
+                "comparisons": {k: c.to_dict() for k, c in self.comparisons.items()},
+                "episodes": {k: [e.to_dict() for e in eps] for k, eps in self.episodes.items()}}
+
+    @classmethod
+    def from_dict(cls, d: Any, where: str = "report") -> Report:
+        dry = _get(d, "dry_run", where)
+        if not isinstance(dry, bool):
+            raise ReportError(f"{where}.dry_run: expected true or false, got {dry!r}")
+        seed = _get(d, "seed", where)
+        if isinstance(seed, bool) or not isinstance(seed, int):
+            raise ReportError(f"{where}.seed: expected an integer, got {seed!r}")
+        return cls(str(_str(d, "title", where)), str(_str(d, "mode", where)), seed, TaskInfo.from_dict(_get(d, "tasks", where), f"{where}.tasks"),
+                   {k: ModelSummary.from_dict(k, v, f"{where}.models.{k}") for k, v in _map(d, "models", where).items()},
+                   {k: Comparison.from_dict(k, v, f"{where}.comparisons.{k}") for k, v in _map(d, "comparisons", where).items()},
+                   {k: _episodes(v, f"{where}.episodes.{k}") for k, v in _map(d, "episodes", where).items()},
+                   _map(d, "config", where), _map(d, "versions", where), _str(d, "git_sha", where, optional=True),
+                   _str(d, "out_dir", where, optional=True), dry)
+
+
+def _episodes(rows: Any, where: str) -> list[EpisodeResult]:
+    if not isinstance(rows, list):
+        raise ReportError(f"{where}: expected a list of episodes, got {type(rows).__name__}")
+    out = []
+    for i, row in enumerate(rows):
+        try:
+            out.append(EpisodeResult(**_obj(row, f"{where}[{i}]")))
+        except TypeError as exc:
+            raise ReportError(f"{where}[{i}]: not an episode record ({exc})") from None
+    return out
+
+
+def load_report(path: str | Path) -> Report:
+    """Read a ``report.json`` (a file, or a report folder holding one)."""
+    p = Path(path)
+    if p.is_dir():
+        p = p / "report.json"
+    try:
+        data = json.loads(p.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ReportError(f"no report at {p}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ReportError(f"{p}: cannot read ({exc})") from None
+    except json.JSONDecodeError as exc:
+        raise ReportError(f"{p}: not JSON (line {exc.lineno}: {exc.msg})") from None
+    return Report.from_dict(data, f"{p}: report")
