@@ -80,7 +80,7 @@ def test_gym_time_limit_cut_reads_the_truncation_score_from_the_record():
 
 
 def test_a_cut_from_outside_scores_exactly_as_the_envs_own_truncation(world):
-    tasks = [TaskSampler(world, 4, difficulty="easy", budgets=Budgets(max_steps=2)).sample(0)]
+    tasks = [TaskSampler(world, 4, difficulty="easy").sample(0)]
     own_rec = run_episode(OSINTEnv(world=world, tasks=tasks, max_steps=2), Scripted([BAD, BAD]), seed=4)
     wrapped = TimeLimit(OSINTEnv(world=world, tasks=tasks, max_steps=24), max_episode_steps=2)
     cut_rec = run_episode(wrapped, Scripted([BAD, BAD]), seed=4)
@@ -141,8 +141,9 @@ def test_edited_or_foreign_tasks_are_verified_again(world):
     assert edited.stamp is None  # the digest no longer matches
     with pytest.raises(TaskError, match="is not valid in world"):
         OSINTEnv(world=world, tasks=[edited])
-    tighter = OSINTEnv(world=world, tasks=[task], max_observation_chars=2000)
-    assert tighter.tasks[0].stamp.budgets.max_observation_chars == 2000  # re-verified under the served budget
+    tighter = OSINTEnv(world=world, tasks=[task], max_observation_chars=2000, max_steps=6)
+    # re-verified under the served observation budget; a tighter step budget is a harder evaluation
+    assert tighter.tasks[0].stamp.budgets == Budgets(24, 4, 2000)
 
 
 def test_cut_observations_stay_valid_json_and_say_what_was_cut(world):

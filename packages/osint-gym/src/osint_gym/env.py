@@ -51,9 +51,10 @@ World, e.g. a loaded MetaQA graph), ``tasks`` (fixed task list), ``benchmark`` (
 ``difficulty``, ``family``, ``task_seed``, ``max_steps`` (24), ``max_parallel_calls`` (4),
 ``reward_config``, ``max_observation_chars`` (16384; a longer observation loses the last items of
 its longest lists and says so in ``"truncated"``, staying valid JSON), ``render_mode`` ("ansi").
-Given tasks are verified under the env's budgets unless they carry a verification stamp that
-covers this world and these budgets (sampled and benchmark tasks do), so building an env on
-stamped tasks verifies nothing. ``benchmark`` fixes the world and the tasks: combining it with
+Given tasks are verified under the env's observation budget (and step / parallel-call budgets no
+smaller than the defaults: a tighter step budget is a harder evaluation of a valid task) unless
+they carry a verification stamp that covers this world and these budgets (sampled and benchmark
+tasks do), so building an env on stamped tasks verifies nothing. ``benchmark`` fixes the world and the tasks: combining it with
 ``seed``, ``world_config``, ``world``, ``tasks`` or ``task_seed`` is an error.
 ``reset(seed=..., options={"task": Task|dict, "task_index": int, "family": str, "difficulty": str})``.
 

@@ -113,8 +113,14 @@ def verify_task(
 
 def verified(world: World, task: Task, budgets: Budgets = DEFAULT_BUDGETS) -> Task:
     """``task`` carrying a stamp for ``world`` and ``budgets``: as it is if its stamp already covers
-    them (nothing is verified twice), else verified now; a task that fails raises `TaskError`."""
+    them (nothing is verified twice), else verified now; a task that fails raises `TaskError`.
+
+    The observation budget is always the served one: a cut observation can hide what the task needs.
+    Step and parallel-call budgets below the defaults are a harder evaluation of a valid task (the
+    episode may truncate), so those are verified at no less than the defaults."""
     fp = world_fingerprint(world)
+    budgets = Budgets(max(budgets.max_steps, DEFAULT_BUDGETS.max_steps),
+                      max(budgets.max_parallel_calls, DEFAULT_BUDGETS.max_parallel_calls), budgets.max_observation_chars)
     if task.verified_for(fp, budgets):
         return task
     verdict = verify_task(world, task, max_steps=budgets.max_steps, max_parallel_calls=budgets.max_parallel_calls,
