@@ -23,7 +23,7 @@ from typing import Any
 
 MAX_ACTION_CHARS = 16_384
 _MAX_JSON_STARTS = 64  # bounded scan for a JSON value inside prose (keeps parsing O(n) in practice)
-_TAG = re.compile(r"<tool_call>\s*(.*?)\s*</tool_call>", re.DOTALL)
+_OPEN, _CLOSE = "<tool_call>", "</tool_call>"
 # the answer is the rest of the labelled line: prose on later lines is not part of it (see osint_gym.reward)
 _PLAIN_ANSWER = re.compile(r"^\s*(?:final\s+)?answer\s*[:=]\s*([^\n]*\S)", re.IGNORECASE)
 _DECODER = json.JSONDecoder()
@@ -117,6 +117,17 @@ def _first_json(text: str) -> Any:
     raise ValueError("no JSON object found")
 
 
+def _tag_bodies(text: str) -> list[str]:
+    """The bodies of ``<tool_call>...</tool_call>`` blocks, each up to the first closing tag after
+    its opening one. Two str.find scans instead of a lazy regex, which took quadratic time on a
+    string of unclosed opening tags (0.23 s for 1,000 of them)."""
+    bodies, pos = [], 0
+    while (i := text.find(_OPEN, pos)) >= 0 and (j := text.find(_CLOSE, i + len(_OPEN))) >= 0:
+        bodies.append(text[i + len(_OPEN) : j].strip())
+        pos = j + len(_CLOSE)
+    return bodies
+
+
 def parse_action(action: Any, max_chars: int = MAX_ACTION_CHARS) -> ParsedAction:
     """Parse a text or dict action into calls; never raises."""
     try:
@@ -129,7 +140,7 @@ def parse_action(action: Any, max_chars: int = MAX_ACTION_CHARS) -> ParsedAction
         stripped = action.strip()
         if not stripped:
             return _fail("empty action")
-        tags = _TAG.findall(stripped) if "<tool_call>" in stripped else None
+        tags = _tag_bodies(stripped) if _OPEN in stripped else None
         if tags:
             calls: list[Call] = []
             for body in tags:
