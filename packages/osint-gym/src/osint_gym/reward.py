@@ -25,7 +25,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from osint_gym.errors import ConfigError, unknown_key_message
+from osint_gym.errors import ConfigError, from_table
 from osint_gym.schema import Edge, canonical_edge
 
 _SEPARATORS = re.compile(r"\s*(?:,|;|\||\s+or\s+|\s+and\s+|\s*/\s*)\s*", re.IGNORECASE)
@@ -56,11 +56,7 @@ class RewardConfig:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> RewardConfig:
-        known = [f.name for f in dataclasses.fields(cls)]
-        for key in data:
-            if key not in known:
-                raise ConfigError(unknown_key_message(key, known, "reward config"))
-        return cls(**data)
+        return from_table(cls, data, "reward config")
 
     @property
     def bounds(self) -> tuple[float, float]:
