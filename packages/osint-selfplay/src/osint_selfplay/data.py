@@ -52,6 +52,12 @@ def generator_rows(pool: WorldPool, cfg: RunConfig, round_index: int) -> list[di
     return offer_rows(pool, cfg, round_index * n, n)
 
 
+def sample_rows(pool: WorldPool, cfg: RunConfig, round_index: int) -> list[dict[str, Any]]:
+    """The offers the trained generator is sampled on in round ``round_index``."""
+    n = cfg.generator.sample_tasks
+    return offer_rows(pool, cfg, round_index * n, n, streams.SAMPLE)
+
+
 def sft_answerer_rows(pool: WorldPool, cfg: RunConfig) -> list[dict[str, Any]]:
     """Gold single-turn answers on verified tasks (the warm_start stream, disjoint from the GRPO seed tasks)."""
     rows = []

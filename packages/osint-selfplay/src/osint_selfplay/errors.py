@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from osint_gym.errors import ConfigError
 
-__all__ = ["ConfigError", "HealthError", "Interrupted", "SelfPlayError"]
+__all__ = ["ConfigError", "HealthError", "IncompatibleTRLError", "SelfPlayError"]
 
 
 class SelfPlayError(Exception):
@@ -18,5 +18,5 @@ class HealthError(SelfPlayError):
     """A phase trained nothing (strict mode): zero-variance rewards or unchanged parameters."""
 
 
-class Interrupted(SelfPlayError):
-    """The run was stopped (Ctrl-C); the message says how to resume it."""
+class IncompatibleTRLError(SelfPlayError):
+    """The installed TRL's internals differ from those osint-selfplay's adapter was written for."""

@@ -182,7 +182,7 @@ class SelfPlayRun:
 
         def fn() -> dict[str, Any]:
             n = cfg.generator.sample_tasks
-            rows = data.offer_rows(self.pool, cfg, r * n, n, streams.SAMPLE)
+            rows = data.sample_rows(self.pool, cfg, r)
             offers = [Offer.from_json(row["offer"]) for row in rows]
             worlds = [self.pool.world(row["world_seed"]) for row in rows]
             completions = phases.sample_completions(

@@ -26,6 +26,7 @@ from osint_gym.env import OSINTEnv
 from osint_gym.reward import score_episode
 from osint_gym.tasks import Task
 
+from osint_selfplay.trl_compat import generate_turn
 from osint_selfplay.worlds import WorldPool
 
 
@@ -101,7 +102,7 @@ class MultiTurnRollout:
             active = [e for e in episodes if not e.done]
             if not active:
                 break
-            outs, _ = trainer._generate_single_turn([e.prompt_ids + e.completion_ids for e in active], None, {}, 1)
+            outs = generate_turn(trainer, [e.prompt_ids + e.completion_ids for e in active])
             for ep, ids in zip(active, outs):
                 ids = list(ids)[: budget - len(ep.completion_ids)]
                 ep.completion_ids += ids

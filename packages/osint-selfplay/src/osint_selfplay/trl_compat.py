@@ -21,7 +21,7 @@ from typing import Any
 from osint_gym.errors import check_type, unknown_key_message
 
 from osint_selfplay.config import GRPO_RUN_KEYS, GRPOPhaseConfig, RunConfig
-from osint_selfplay.errors import ConfigError
+from osint_selfplay.errors import ConfigError, IncompatibleTRLError
 
 # The parameters of GRPOTrainer._generate_single_turn in the TRL versions this package supports.
 GENERATE_PARAMETERS = ("self", "prompt_ids", "images", "multimodal_fields", "num_generations", "has_tool_images")
@@ -80,26 +80,26 @@ def check_run(cfg: RunConfig) -> None:
 
 
 @functools.cache
-def check_generate_signature() -> None:
-    """A clear error if the installed TRL's internal generator is not the one this adapter calls."""
-    from trl import GRPOTrainer
+def check_generate_signature(trainer_cls: type | None = None) -> None:
+    """A clear error if a trainer's internal generator (default: the installed TRL's GRPOTrainer)
+    is not the one `generate_turn` calls."""
+    import trl
 
-    try:
-        found = tuple(inspect.signature(GRPOTrainer._generate_single_turn).parameters)
-    except AttributeError:
-        found = ()
+    if trainer_cls is None:
+        trainer_cls = trl.GRPOTrainer
+    method = getattr(trainer_cls, "_generate_single_turn", None)
+    found = tuple(inspect.signature(method).parameters) if callable(method) else ()
     if found != GENERATE_PARAMETERS:
-        import trl
-
-        raise ConfigError(
-            f"trl {trl.__version__}: GRPOTrainer._generate_single_turn{found or ' (missing)'} differs from the "
-            f"{GENERATE_PARAMETERS} osint-selfplay's multi-turn rollout was written for; install trl>=1.16,<1.17"
+        shown = f"({', '.join(found)})" if found else " (missing)"
+        raise IncompatibleTRLError(
+            f"trl {trl.__version__}: {trainer_cls.__name__}._generate_single_turn{shown} differs from "
+            f"({', '.join(GENERATE_PARAMETERS)}), which osint-selfplay's multi-turn rollout calls; install trl>=1.16,<1.17"
         )
 
 
 def generate_turn(trainer: Any, prompt_ids: list[list[int]]) -> list[list[int]]:
     """One model turn for each prompt (token ids in, completion token ids out), through the
     trainer's own generator: HF ``generate`` on a CPU, vLLM when the trainer uses it."""
-    check_generate_signature()
+    check_generate_signature(type(trainer))
     completion_ids, _logprobs = trainer._generate_single_turn(prompt_ids, None, {}, 1)
     return [list(ids) for ids in completion_ids]
