@@ -269,14 +269,14 @@ class SelfPlayRun:
 
     # ------------------------------------------------------------------ run
     def run(self) -> dict[str, Any]:
-        """Run every unfinished phase. A `ConfigError` raised before any phase finished (a data
-        setting no world can satisfy, a model that does not load) removes what this run wrote,
-        so the folder does not block the next attempt."""
+        """Run every unfinished phase. A new run that fails before any phase finished (a data
+        setting no world can satisfy, a model that does not load) removes what it wrote, so the
+        folder does not block the next attempt; Ctrl-C keeps it for ``--resume``."""
         fresh = not (self.root / "run.json").is_file()
         created = not self.root.exists()
         try:
             return self._run()
-        except ConfigError:
+        except Exception:
             if fresh and self.dist.is_main and not any(self.root.rglob("*.done.json")):
                 shutil.rmtree(self.root, ignore_errors=True) if created else (self.root / "run.json").unlink(missing_ok=True)
             raise
@@ -285,12 +285,12 @@ class SelfPlayRun:
         from osint_eval.modeling import resolve_model
 
         cfg = self.cfg
+        answerer_model = cfg.model.generator if cfg.model_topology == "shared" else cfg.model.answerer
+        bases = {"generator": resolve_model(cfg.model.generator), "answerer": resolve_model(answerer_model)}
         self.root.mkdir(parents=True, exist_ok=True)
         if self.dist.is_main:
             clean_partials(self.root)
         self._write_manifest()
-        answerer_model = cfg.model.generator if cfg.model_topology == "shared" else cfg.model.answerer
-        bases = {"generator": resolve_model(cfg.model.generator), "answerer": resolve_model(answerer_model)}
         current = self._warm_start(bases) if cfg.warm_start_on else dict(bases)
         warm = dict(current)
         for r in range(cfg.rounds):
