@@ -48,13 +48,13 @@ def evaluate_run(run: SelfPlayRun, bases: dict[str, str], warm: dict[str, str], 
     pairs = [(b, c) for b, c in (("warm_start", "final"), ("untrained", "final"), ("random_guess", "warm_start"),
                                  ("random_guess", "final"), ("untrained", "warm_start")) if b in policies and c in policies]
     report = evaluate(policies, taskset, mode=a.mode, seed=cfg.seed, comparisons=pairs, config=cfg.to_dict(),
-                      title="osint-selfplay closing evaluation", progress=False, **run_kwargs)
+                      title="osint-selfplay closing evaluation", progress=True, **run_kwargs)
     single_turn = None
     if multi and ev.single_turn_model:
         if Path(ev.single_turn_model).exists():
             st = evaluate({"single_turn": HFPolicy(ev.single_turn_model, batch_size=ev.batch_size,
                                                    max_new_tokens=64, temperature=0.0)}, taskset, mode="single_turn",
-                          seed=cfg.seed, progress=False, context_mode="triples", n_distractors=6, batch_size=ev.batch_size)
+                          seed=cfg.seed, progress=True, context_mode="triples", n_distractors=6, batch_size=ev.batch_size)
             single_turn = {"model": ev.single_turn_model, "success": st["models"]["single_turn"]["summary"]["overall"]["success"]}
         else:
             single_turn = {"model": ev.single_turn_model, "missing": True}

@@ -19,7 +19,8 @@ from osint_gym.tasks import Task
 
 from osint_selfplay import data, phases, streams
 from osint_selfplay.artifacts import (
-    Phases, atomic_write_json, atomic_write_jsonl, clean_partials, git_sha, package_versions, read_jsonl,
+    Phases, atomic_write_json, atomic_write_jsonl, clean_partials, folder_digest, git_sha, package_versions, pin_determinism,
+    read_jsonl,
 )
 from osint_selfplay.config import RunConfig, config_from_dict
 from osint_selfplay.errors import ConfigError
@@ -73,6 +74,7 @@ class SelfPlayRun:
 
         check_run(cfg)
         phases.check_vllm(cfg)
+        self.machine = pin_determinism(cfg.torch_threads, cfg.deterministic)
         self.dist = _Dist()
         if overwrite and manifest.is_file() and self.dist.is_main:
             shutil.rmtree(self.root)  # only a folder holding a run (run.json), and only once the config is valid
@@ -108,11 +110,12 @@ class SelfPlayRun:
     def _dir(self, round_index: int | None, name: str) -> Path:
         return self.root / (name if round_index is None else f"round_{round_index:03d}/{name}")
 
-    def _write_manifest(self) -> None:
+    def _write_manifest(self, bases: dict[str, str]) -> None:
         if self.dist.is_main and not (self.root / "run.json").is_file():
             atomic_write_json(self.root / "run.json", {
                 "config": self.cfg.to_dict(), "versions": package_versions(), "git_sha": git_sha(),
-                "seeds": {"run": self.cfg.seed}, "started": time.strftime("%Y-%m-%dT%H:%M:%S"),
+                "seeds": {"run": self.cfg.seed}, "started": time.strftime("%Y-%m-%dT%H:%M:%S"), "machine": self.machine,
+                "base_models": {role: {"path": path, "sha256": folder_digest(path)} for role, path in bases.items()},
             })
         self.dist.wait()
 
@@ -290,7 +293,7 @@ class SelfPlayRun:
         self.root.mkdir(parents=True, exist_ok=True)
         if self.dist.is_main:
             clean_partials(self.root)
-        self._write_manifest()
+        self._write_manifest(bases)
         current = self._warm_start(bases) if cfg.warm_start_on else dict(bases)
         warm = dict(current)
         for r in range(cfg.rounds):
