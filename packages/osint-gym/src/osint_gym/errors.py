@@ -94,9 +94,14 @@ def check_type(value: Any, hint: Any, name: str) -> Any:
     return value
 
 
+_PLAIN = {int: "an integer", float: "a number", bool: "true or false", str: "a string"}
+
+
 def _type_name(hint: Any) -> str:
     import typing
 
+    if hint in _PLAIN:
+        return _PLAIN[hint]
     return hint.__name__ if isinstance(hint, type) and not typing.get_args(hint) else str(hint).replace("typing.", "")
 
 
