@@ -132,3 +132,11 @@ def test_grpo_tables_are_checked_against_grpoconfig(tmp_path, overrides, message
     cfg = load_config(None, [f"output_dir='{tmp_path}'", *overrides])
     with pytest.raises(ConfigError, match=message):
         check_run(cfg)
+
+
+def test_shipped_configs_pass_trls_own_checks(tmp_path):
+    from osint_selfplay.trl_compat import check_run
+
+    for path in sorted(CONFIGS.glob("*.toml")):
+        check_run(load_config(str(path), [f"output_dir='{tmp_path / path.stem}'"]))
+        assert not (tmp_path / path.stem).exists()  # checking writes nothing
