@@ -71,7 +71,9 @@ def test_train_warm_start_generator_sample_and_evaluation_streams_never_overlap(
 
 
 def test_stream_seeds_are_named_not_offset():
-    assert streams.stream_key(3, streams.TRAIN) == "3:train"
+    names = (streams.TRAIN, streams.TRAIN_FIRST, streams.WARM_START, streams.WARM_START_GENERATOR, streams.GENERATOR,
+             streams.SAMPLE, streams.GENERATE, streams.WORLDS)
+    assert len({streams.stream_seed(0, name) for name in names}) == len(names)
     seeds = {streams.stream_seed(0, s, i) for s in ("grpo_generator", "grpo_answerer", "solver") for i in range(50)}
     assert len(seeds) == 150 and all(0 <= s < 2**31 for s in seeds)
     assert streams.stream_seed(0, "solver", 1) == streams.stream_seed(0, "solver", 1) != streams.stream_seed(1, "solver", 0)

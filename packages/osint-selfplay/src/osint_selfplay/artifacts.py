@@ -154,6 +154,8 @@ def pin_determinism(threads: int, deterministic: bool) -> dict[str, Any]:
 
 
 def _cpu_model() -> str:
+    import platform
+
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
             if line.startswith("model name"):

@@ -77,9 +77,9 @@ def _generate(args: argparse.Namespace) -> int:
         raise ConfigError(f"--n must be >= 1, got {args.n}")
     _check_out(Path(args.out), args.overwrite)
     world = benchmark_world(args.split)
-    from osint_selfplay.streams import GENERATE, stream_key
+    from osint_selfplay.streams import GENERATE, stream_seed
 
-    offers = [proposals.make_offer(world, stream_key(args.seed, GENERATE), i, mode=args.mode, max_hops=args.max_hops)
+    offers = [proposals.make_offer(world, stream_seed(args.seed, GENERATE), i, mode=args.mode, max_hops=args.max_hops)
               for i in range(args.n)]
     completions = sample_completions(args.model, [proposals.generator_messages(world, o) for o in offers],
                                      temperature=args.temperature, seed=args.seed, max_new_tokens=128)

@@ -34,7 +34,7 @@ def seed_tasks(pool: WorldPool, cfg: RunConfig, n: int, offset: int, stream: str
     out = []
     for i in range(n):
         world = pool.pick(offset + i)
-        out.append((world, TaskSampler(world, streams.stream_key(cfg.seed, stream)).sample(offset + i, difficulty=diffs[i % len(diffs)])))
+        out.append((world, TaskSampler(world, streams.stream_seed(cfg.seed, stream)).sample(offset + i, difficulty=diffs[i % len(diffs)])))
     return out
 
 
@@ -42,7 +42,7 @@ def offer_rows(pool: WorldPool, cfg: RunConfig, start: int, n: int, stream: str 
     rows = []
     for i in range(start, start + n):
         world = pool.pick(i)
-        offer = proposals.make_offer(world, streams.stream_key(cfg.seed, stream), i, mode=cfg.canonical_graph_mode, max_hops=cfg.generator.max_hops)
+        offer = proposals.make_offer(world, streams.stream_seed(cfg.seed, stream), i, mode=cfg.canonical_graph_mode, max_hops=cfg.generator.max_hops)
         rows.append({"prompt": proposals.generator_messages(world, offer), "offer": offer.to_json(), "world_seed": world.seed})
     return rows
 

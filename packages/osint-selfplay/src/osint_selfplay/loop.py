@@ -24,8 +24,8 @@ from osint_selfplay.artifacts import (
 )
 from osint_selfplay.config import RunConfig, config_from_dict
 from osint_selfplay.errors import ConfigError
-from osint_selfplay.streams import stream_seed
 from osint_selfplay.rewards import AnswererReward, GeneratorReward
+from osint_selfplay.streams import stream_seed
 from osint_selfplay.worlds import WorldPool
 
 log = logging.getLogger("osint_selfplay")

@@ -2,9 +2,10 @@
 
 Each stream has its own index space, so two streams can never hand out the same item, whatever
 their sizes (numeric offsets such as ``seed + 10_000_000`` collide as soon as a stream outgrows
-its gap, and nothing checks them). osint-gym's samplers seed ``random.Random(f"{seed}:{index}")``;
-passing them ``stream_key(seed, stream)`` as their seed folds the stream name into that string.
-Libraries that want an integer seed (torch, transformers) get `stream_seed`, a hash of the key.
+its gap, and nothing checks them). A stream's seed is `stream_seed(seed, stream)`, a hash of
+``f"{seed}:{stream}"``; osint-gym's samplers then draw item ``i`` from
+``random.Random(f"{stream seed}:{i}")``, and torch / transformers get `stream_seed(seed, stream, round)`.
+(Integer seeds, because osint-gym's samplers and worlds accept integers only.)
 
 The streams of a run (tests/selfplay/test_streams.py checks that their items are disjoint):
 """
@@ -24,12 +25,8 @@ WORLDS = "train_worlds"  # seeds of the training worlds
 # Evaluation tasks are the benchmark's held-out split, in its own worlds (never a training world).
 
 
-def stream_key(seed: int, stream: str) -> str:
-    """The seed string of a stream, for osint-gym's ``TaskSampler`` and ``make_offer``."""
-    return f"{seed}:{stream}"
-
-
 def stream_seed(seed: int, stream: str, index: int = 0, bits: int = 31) -> int:
-    """A non-negative integer seed for item ``index`` of ``stream`` (for torch / transformers)."""
+    """A non-negative integer seed for ``stream`` (and ``index`` within it, for per-round seeds):
+    a hash, so distinct names give unrelated seeds (two streams collide with odds of 2**-bits)."""
     digest = hashlib.sha256(f"{seed}:{stream}:{index}".encode()).digest()
     return int.from_bytes(digest[:8], "big") % (1 << bits)
