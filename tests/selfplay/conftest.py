@@ -35,17 +35,21 @@ def micro_overrides(out_dir, **extra):
     return [f"{k}={v}" for k, v in base.items()]
 
 
-TIMING_KEYS = ("wall_seconds", "seconds", "started", "solver_seconds", "reward_seconds")
+TIMING_KEYS = ("wall_seconds", "seconds", "started", "solver_seconds", "reward_seconds", "step_time", "train_runtime",
+               "train_samples_per_second", "train_steps_per_second")
 
 
 def artifact_digests(root):
-    """Every artifact of a run as file -> sha256, with wall-clock fields dropped and the run's own
-    folder written as <root> (so that two runs in different folders compare equal)."""
+    """Every artifact of a run as file -> sha256, with wall-clock fields dropped (in JSON files,
+    JSONL lines and the JSON blocks of model cards) and the run's own folder written as <root> (so
+    that two runs in different folders compare equal)."""
     import hashlib
     import json
+    import re
     from pathlib import Path
 
     root = Path(root)
+    timing_line = re.compile(r'^\s*"(?:%s)": .*$\n?' % "|".join(TIMING_KEYS), re.MULTILINE)
 
     def drop(o):
         if isinstance(o, dict):
@@ -57,16 +61,28 @@ def artifact_digests(root):
         elif isinstance(o, list):
             for v in o:
                 drop(v)
+        return o
 
     out = {}
     for p in sorted(root.rglob("*")):
         if not p.is_file() or "wandb" in p.parts:
             continue
         if p.suffix == ".json":
-            content = json.loads(p.read_text())
-            drop(content)
-            blob = json.dumps(content, sort_keys=True, default=str).replace(str(root), "<root>").encode()
+            blob = json.dumps(drop(json.loads(p.read_text())), sort_keys=True, default=str)
+        elif p.suffix == ".jsonl":
+            blob = "\n".join(json.dumps(drop(json.loads(line)), sort_keys=True) for line in p.read_text().splitlines() if line)
+        elif p.suffix == ".md":
+            blob = timing_line.sub("", p.read_text())
         else:
-            blob = p.read_bytes().replace(str(root).encode(), b"<root>")
-        out[str(p.relative_to(root))] = hashlib.sha256(blob).hexdigest()
+            out[str(p.relative_to(root))] = hashlib.sha256(p.read_bytes().replace(str(root).encode(), b"<root>")).hexdigest()
+            continue
+        out[str(p.relative_to(root))] = hashlib.sha256(blob.replace(str(root), "<root>").encode()).hexdigest()
     return out
+
+
+def first_difference(a, b, root_a):
+    """The artifacts whose digests differ between two runs, in the order run ``root_a`` wrote them."""
+    from pathlib import Path
+
+    order = sorted(set(a) | set(b), key=lambda k: (Path(root_a) / k).stat().st_mtime if (Path(root_a) / k).exists() else 0)
+    return [k for k in order if a.get(k) != b.get(k)]

@@ -34,13 +34,14 @@ def test_set_overrides_parse_toml_values_and_bare_strings():
     ("overrides", "message"),
     [
         (["roudns=3"], "unknown top-level key 'roudns'; did you mean 'rounds'"),
-        (["grpo_answerer.learning_rte=1"], r"unknown \[grpo_answerer\] key 'learning_rte'; did you mean 'learning_rate'"),
         (["phase_schedule='answerer_first'"], "phase_schedule must be one of"),
         (["model_topology='triple'"], "model_topology must be one of 'dual', 'shared'"),
         (["grpo_answerer.num_generations=3"], r"must be a multiple of num_generations \(3\)"),
         (["grpo_answerer.num_generations=1"], "num_generations must be an integer >= 2"),
-        (["grpo_answerer.loss_type='ppo'"], "loss_type must be one of"),
-        (["rounds='two'"], "rounds must be int"),
+        (["grpo_answerer.max_steps='ten'"], r"\[grpo_answerer\] max_steps must be an integer; got str 'ten'"),
+        (["grpo_answerer.seed=3"], "seed is set by the run, not per phase: set seed at the top level"),
+        (["report_to=3"], r"report_to must be str \| list\[str\]; got int 3"),
+        (["rounds='two'"], "rounds must be an integer; got str 'two'"),
         (["rounds=0"], "rounds must be a number >= 1"),
         (["generator.invalid_rewards.malformed=0.5"], "must be negative"),
         (["generator.invalid_rewards.bogus=-1"], "unknown generator.invalid_rewards key 'bogus'"),
@@ -75,3 +76,67 @@ def test_config_round_trips_through_dict():
 
     cfg = load_config(str(CONFIGS / "tiny-cpu.toml"))
     assert config_from_dict(cfg.to_dict()) == cfg
+
+
+def test_config_error_is_osint_gyms_one_config_error():
+    from osint_gym.errors import ConfigError as GymConfigError
+
+    assert ConfigError is GymConfigError
+    with pytest.raises(GymConfigError, match="unknown top-level key 'seeed'; did you mean 'seed'"):
+        load_config(None, ["seeed=1"])
+
+
+def test_loading_a_config_does_not_import_trl():
+    import subprocess
+    import sys
+
+    code = ("import sys; from osint_selfplay.config import load_config; "
+            "load_config(None, ['grpo_answerer.bf16=true']); print(sorted(m for m in ('trl', 'torch', 'transformers') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True).stdout
+    assert out.strip() == "[]"
+
+
+def test_any_grpoconfig_field_is_accepted_and_reaches_trl(tmp_path):
+    from osint_selfplay.trl_compat import check_run, grpo_config
+
+    cfg = load_config(str(CONFIGS / "tiny-cpu.toml"), [
+        f"output_dir='{tmp_path}'", "grpo_answerer.bf16=true", "grpo_answerer.weight_decay=0.1", "grpo_answerer.mask_truncated_completions=true",
+        "report_to='none'",
+    ])
+    check_run(cfg)
+    args = grpo_config(cfg.grpo_answerer, cfg, str(tmp_path / "trainer"), 5, "grpo_answerer")
+    assert (args.bf16, args.weight_decay, args.mask_truncated_completions, args.seed) == (True, 0.1, True, 5)
+    assert args.report_to == [] and args.learning_rate == cfg.grpo_answerer.learning_rate
+
+
+@pytest.mark.parametrize("report_to", ["'none'", "'all'", "'tensorboard'", "['tensorboard']", "[]"])
+def test_report_to_accepts_what_trl_accepts(tmp_path, report_to):
+    from osint_selfplay.trl_compat import check_run
+
+    cfg = load_config(None, [f"output_dir='{tmp_path}'", f"report_to={report_to}"])
+    check_run(cfg)
+
+
+@pytest.mark.parametrize(
+    ("overrides", "message"),
+    [
+        (["grpo_answerer.learning_rte=1"],
+         r"unknown \[grpo_answerer\] key 'learning_rte'; did you mean 'learning_rate'\? \(keys are TRL GRPOConfig fields\)"),
+        (["grpo_generator.bf16='yes'"], r"grpo_generator.bf16 must be bool \| None; got str 'yes'"),
+        (["grpo_answerer.generation_batch_size=12"], r"\[grpo_answerer\]: TRL rejects these settings: .*generation_batch_size"),
+    ],
+)
+def test_grpo_tables_are_checked_against_grpoconfig(tmp_path, overrides, message):
+    from osint_selfplay.trl_compat import check_run
+
+    cfg = load_config(None, [f"output_dir='{tmp_path}'", *overrides])
+    with pytest.raises(ConfigError, match=message):
+        check_run(cfg)
+
+
+def test_shipped_configs_pass_trls_own_checks(tmp_path):
+    from osint_selfplay.trl_compat import check_run
+
+    for path in sorted(CONFIGS.glob("*.toml")):
+        check_run(load_config(str(path), [f"output_dir='{tmp_path / path.stem}'"]))
+        assert not (tmp_path / path.stem).exists()  # checking writes nothing

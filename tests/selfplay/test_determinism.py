@@ -1,13 +1,14 @@
-"""The same seeds give byte-identical task sets and dry-run artifacts across processes with different
-PYTHONHASHSEED values."""
+"""The same seeds give byte-identical task sets and artifacts across processes: dry runs with different
+PYTHONHASHSEED values, real runs with different torch thread counts."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
 
-from .conftest import artifact_digests, micro_overrides
+from .conftest import artifact_digests, first_difference, micro_overrides
 
 
 def test_dry_run_artifacts_are_identical_across_hash_seeds(tmp_path, tiny_path):
@@ -22,3 +23,24 @@ def test_dry_run_artifacts_are_identical_across_hash_seeds(tmp_path, tiny_path):
     assert digests[0].keys() == digests[1].keys()
     differing = [k for k in digests[0] if digests[0][k] != digests[1][k]]
     assert differing == []
+
+
+def test_a_real_run_gives_identical_artifacts_with_another_thread_count(tmp_path, tiny_path):
+    """Two real (trained, evaluated) runs of one config, with 1 and 2 torch threads, write the same
+    bytes; run.json records the thread count, the CPU kernel set and the base model's digest that
+    the comparison of two machines starts from."""
+    digests, manifests = [], []
+    for threads in ("1", "2"):
+        out = tmp_path / f"run-{threads}"
+        env = {**os.environ, "OMP_NUM_THREADS": threads, "MKL_NUM_THREADS": threads}
+        proc = subprocess.run([sys.executable, "-m", "osint_selfplay", "train", "--set", *micro_overrides(out, **{"eval.limit": 8})],
+                              env=env, capture_output=True, text=True, timeout=900)
+        assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+        manifests.append(json.loads((out / "run.json").read_text()))
+        digests.append({k: v for k, v in artifact_digests(out).items() if k != "run.json"})
+    assert [m["machine"]["torch_threads"] for m in manifests] == [1, 2]
+    assert manifests[0]["machine"]["cpu_capability"] == manifests[1]["machine"]["cpu_capability"]
+    assert manifests[0]["base_models"] == manifests[1]["base_models"]
+    assert len(manifests[0]["base_models"]["answerer"]["sha256"]) == 64
+    assert any(k.endswith("model.safetensors") for k in digests[0])  # trained weights are compared too
+    assert first_difference(digests[0], digests[1], tmp_path / "run-1") == []

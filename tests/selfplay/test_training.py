@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from osint_selfplay import data, phases
+from osint_selfplay import data, phases, streams
 from osint_selfplay.config import load_config
 from osint_selfplay.errors import ConfigError
 from osint_selfplay.loop import SelfPlayRun
@@ -57,9 +57,9 @@ def test_generator_and_answerer_phases_change_parameters(tmp_path, warm_model, m
     solver = SolverSampler(model, k=2, temperature=1.0, context_mode="triples", n_distractors=6, seed=0, max_new_tokens=12)
     gen_reward = GeneratorReward(pool, cfg.generator, solver)
     # the offers the warm start memorised: some samples reproduce them, some do not
-    gen_rows = data.offer_rows(pool, cfg, 20_000_000, 8)
+    gen_rows = data.offer_rows(pool, cfg, 0, 8, streams.WARM_START_GENERATOR)
     gm = phases.run_grpo(model, gen_rows, gen_reward, cfg.grpo_generator, cfg, tmp_path / "gen", "generator", TINY, 1)
-    ans_rows = [data.answerer_row(w, t, cfg, "seed") for w, t in data.seed_tasks(pool, cfg, 8, offset=10_000_000)]
+    ans_rows = [data.answerer_row(w, t, cfg, "seed") for w, t in data.seed_tasks(pool, cfg, 8, 0, streams.WARM_START)]
     am = phases.run_grpo(model, ans_rows, AnswererReward(cfg.grpo_answerer.num_generations), cfg.grpo_answerer, cfg,
                          tmp_path / "ans", "answerer", TINY, 2)
     base = AutoModelForCausalLM.from_pretrained(model)
@@ -121,7 +121,7 @@ def test_one_real_round(tmp_path, tiny_path, schedule, topology):
 def test_existing_output_dir_needs_resume_and_same_config(tmp_path, tiny_path):
     overrides = micro_overrides(tmp_path / "run", dry_run="true")
     SelfPlayRun(load_config(None, overrides)).run()
-    with pytest.raises(ConfigError, match="already holds a run; pass --resume"):
+    with pytest.raises(ConfigError, match="already holds a run; pass --resume to continue it, --overwrite to replace it"):
         SelfPlayRun(load_config(None, overrides))
     with pytest.raises(ConfigError, match=r"different config .* \(differs in: rounds\)"):
         SelfPlayRun(load_config(None, overrides + ["rounds=2"]), resume=True)

@@ -50,3 +50,92 @@ def read_toml(path: str, what: str = "config") -> dict[str, Any]:
         raise ConfigError(f"{path}: invalid TOML ({exc})") from None
     except UnicodeDecodeError as exc:  # tomllib decodes the bytes itself and lets this through
         raise ConfigError(f"{path}: {what} is not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+
+
+def check_type(value: Any, hint: Any, name: str) -> Any:
+    """``value`` checked against a type hint (int, float, str, bool, list[X], dict[K, V], unions,
+    ``Literal``, enums, Any); ints are widened to float. Raises a `ConfigError` naming ``name``."""
+    import enum
+    import types
+    import typing
+
+    origin = typing.get_origin(hint)
+    if hint is typing.Any:
+        return value
+    if origin in (typing.Union, types.UnionType):
+        for arm in typing.get_args(hint):
+            try:
+                return check_type(value, arm, name)
+            except ConfigError:
+                continue
+        raise ConfigError(f"{name} must be {_type_name(hint)}; got {type(value).__name__} {value!r}")
+    if origin is typing.Literal:
+        if value not in typing.get_args(hint):
+            raise ConfigError(f"{name} must be one of {', '.join(map(repr, typing.get_args(hint)))}; got {value!r}")
+        return value
+    if isinstance(hint, type) and issubclass(hint, enum.Enum):
+        if value not in {m.value for m in hint}:
+            raise ConfigError(f"{name} must be one of {', '.join(repr(m.value) for m in hint)}; got {value!r}")
+        return value
+    if hint is type(None):
+        if value is not None:
+            raise ConfigError(f"{name} must be None; got {value!r}")
+        return value
+    if hint is float and isinstance(value, int) and not isinstance(value, bool):
+        return float(value)
+    expected = origin or hint
+    if not isinstance(expected, type):
+        raise ConfigError(f"{name}: values of type {_type_name(hint)} cannot be set from a config file")
+    if isinstance(value, bool) and expected in (int, float) or not isinstance(value, expected):
+        raise ConfigError(f"{name} must be {_type_name(hint)}; got {type(value).__name__} {value!r}")
+    args = typing.get_args(hint)
+    if origin is list and args:
+        return [check_type(v, args[0], f"{name}[]") for v in value]
+    if origin is dict and args:
+        return {k: check_type(v, args[1], f"{name}.{k}") for k, v in value.items()}
+    return value
+
+
+_PLAIN = {int: "an integer", float: "a number", bool: "true or false", str: "a string"}
+
+
+def _type_name(hint: Any) -> str:
+    import typing
+
+    if hint in _PLAIN:
+        return _PLAIN[hint]
+    return hint.__name__ if isinstance(hint, type) and not typing.get_args(hint) else str(hint).replace("typing.", "")
+
+
+def from_table(cls: type, data: Any, label: str, path: str = "") -> Any:
+    """A config dataclass built from a TOML table: every config loader's one implementation.
+
+    Unknown keys are errors that suggest the closest key; values are checked against the field's
+    type hint; nested dataclass fields are built from sub-tables (a class with its own
+    ``from_table(data, path)`` builds itself); the dataclass's own ``__post_init__`` checks the
+    rest. ``label`` names the table in messages ("world config", "top-level"); ``path`` prefixes
+    key names (``generator.max_hops``)."""
+    import dataclasses
+    import typing
+
+    if not isinstance(data, dict):
+        raise ConfigError(f"{label} must be a table, got {type(data).__name__}")
+    hints = typing.get_type_hints(cls)
+    known = [f.name for f in dataclasses.fields(cls)]
+    kwargs: dict[str, Any] = {}
+    for key, value in data.items():
+        if key not in known:
+            raise ConfigError(unknown_key_message(key, known, label))
+        hint, name = hints[key], f"{path}.{key}" if path else key
+        if hasattr(hint, "from_table"):
+            kwargs[key] = hint.from_table(value, name)
+        elif dataclasses.is_dataclass(hint):
+            kwargs[key] = from_table(hint, value, f"[{name}]", name)
+        else:
+            kwargs[key] = check_type(value, hint, name)
+    try:
+        return cls(**kwargs)
+    except ConfigError:
+        raise
+    except (TypeError, ValueError, OverflowError) as exc:
+        raise ConfigError(f"{label}: {exc}") from None

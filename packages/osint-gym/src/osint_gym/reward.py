@@ -48,7 +48,7 @@ from collections.abc import Container, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from osint_gym.errors import ConfigError, unknown_key_message
+from osint_gym.errors import ConfigError, from_table
 from osint_gym.schema import Edge, canonical_edge
 from osint_gym.world.graph import World
 
@@ -82,11 +82,7 @@ class RewardConfig:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> RewardConfig:
-        known = [f.name for f in dataclasses.fields(cls)]
-        for key in data:
-            if key not in known:
-                raise ConfigError(unknown_key_message(key, known, "reward config"))
-        return cls(**data)
+        return from_table(cls, data, "reward config")
 
     @property
     def bounds(self) -> tuple[float, float]:

@@ -125,3 +125,47 @@ def write_model_card(folder: Path, *, base_model: str, role: str, config: dict[s
         "## Configuration", "", "```json", json.dumps(config, indent=2, sort_keys=True, default=str), "```", "",
     ]
     (folder / "README.md").write_text("\n".join(lines), encoding="utf-8")
+
+
+def pin_determinism(threads: int, deterministic: bool) -> dict[str, Any]:
+    """Pin what makes two runs of one config on one kind of machine byte-identical, and return what
+    a reader needs to judge a rerun elsewhere (recorded in run.json): the thread count, torch's CPU
+    kernel set (AVX2 / AVX512 kernels sum floats in different orders), the devices."""
+    import torch
+
+    if threads:
+        torch.set_num_threads(threads)
+    if deterministic:
+        os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")  # deterministic cuBLAS (read at CUDA init)
+        torch.use_deterministic_algorithms(True, warn_only=True)
+    return {"torch_threads": torch.get_num_threads(), "cpu_capability": torch.backends.cpu.get_cpu_capability(),
+            "cpu": _cpu_model(), "cuda": torch.cuda.get_device_name(0) if torch.cuda.is_available() else None,
+            "deterministic_algorithms": torch.are_deterministic_algorithms_enabled()}
+
+
+def _cpu_model() -> str:
+    import platform
+
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def folder_digest(folder: str, max_bytes: int = 256 << 20) -> str | None:
+    """sha256 over a model folder's files (names and bytes), or None for a hub id or a folder too
+    large to hash quickly: the untrained model is a run's first input, so it is the first thing to
+    compare when two runs differ."""
+    import hashlib
+
+    root = Path(folder)
+    files = sorted(p for p in root.rglob("*") if p.is_file()) if root.is_dir() else []
+    if not files or sum(p.stat().st_size for p in files) > max_bytes:
+        return None
+    h = hashlib.sha256()
+    for p in files:
+        h.update(str(p.relative_to(root)).encode() + b"\0" + p.read_bytes())
+    return h.hexdigest()

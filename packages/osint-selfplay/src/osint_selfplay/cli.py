@@ -8,17 +8,25 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import shlex
 import sys
+from pathlib import Path
+
+from osint_selfplay.errors import ConfigError
 
 
 def _parser() -> argparse.ArgumentParser:
+    from osint_selfplay.__about__ import __version__
+
     p = argparse.ArgumentParser(prog="osint-selfplay", description="Adversarial generator/answerer self-play on OSINT-v0 with TRL GRPO.")
+    p.add_argument("--version", action="version", version=f"osint-selfplay {__version__}")
     sub = p.add_subparsers(dest="command", required=True)
     t = sub.add_parser("train", help="run self-play rounds from a TOML config")
     t.add_argument("--config", help="TOML run config (without one: the built-in defaults, a smaller tiny-model CPU run; `hatch run train` uses configs/selfplay/tiny-cpu.toml)")
     t.add_argument("--set", dest="overrides", action="extend", nargs="+", default=[], metavar="KEY=VALUE",
                    help="override config values (TOML syntax), e.g. --set rounds=3 grpo_answerer.max_steps=10 (repeatable)")
     t.add_argument("--resume", action="store_true", help="continue the run in output_dir from its first unfinished phase")
+    t.add_argument("--overwrite", action="store_true", help="delete output_dir's earlier run first (without it, a folder holding a run is refused)")
     t.add_argument("--dry-run", action="store_true", help="materialise every dataset and artifact, skip gradient updates")
     g = sub.add_parser("generate", help="sample task proposals from a generator checkpoint and validate them")
     g.add_argument("--model", required=True, help="generator checkpoint (folder, hub id or tiny: spec)")
@@ -29,6 +37,7 @@ def _parser() -> argparse.ArgumentParser:
     g.add_argument("--max-hops", type=int, default=2)
     g.add_argument("--temperature", type=float, default=1.0)
     g.add_argument("--seed", type=int, default=0)
+    g.add_argument("--overwrite", action="store_true", help="replace --out if it exists (without it, an existing file is refused)")
     return p
 
 
@@ -37,13 +46,24 @@ def _train(args: argparse.Namespace) -> int:
 
     overrides = list(args.overrides) + (["dry_run=true"] if args.dry_run else [])
     cfg = load_config(args.config, overrides)
+    args.output_dir = cfg.output_dir
+    print(f"osint-selfplay train: {cfg.rounds} round(s) into {cfg.output_dir}; loading torch and TRL ...", file=sys.stderr, flush=True)
     from osint_selfplay.loop import SelfPlayRun
 
-    summary = SelfPlayRun(cfg, resume=args.resume).run()
+    if args.overwrite and args.resume:
+        raise ConfigError("--overwrite and --resume contradict each other; pass one")
+    summary = SelfPlayRun(cfg, resume=args.resume, overwrite=args.overwrite).run()
     from osint_selfplay.report import format_summary
 
     print(format_summary(summary))
     return 0
+
+
+def _check_out(out: Path, overwrite: bool) -> None:
+    if out.is_dir():
+        raise ConfigError(f"--out {str(out)!r} is a folder; name a .jsonl file")
+    if out.exists() and not overwrite:
+        raise ConfigError(f"--out {str(out)!r} exists; pass --overwrite to replace it")
 
 
 def _generate(args: argparse.Namespace) -> int:
@@ -51,13 +71,16 @@ def _generate(args: argparse.Namespace) -> int:
     from osint_gym.benchmark import benchmark_world
     from osint_gym.tasks import save_jsonl
 
-    from osint_selfplay.errors import ConfigError
     from osint_selfplay.phases import sample_completions
 
     if args.n < 1:
         raise ConfigError(f"--n must be >= 1, got {args.n}")
+    _check_out(Path(args.out), args.overwrite)
     world = benchmark_world(args.split)
-    offers = [proposals.make_offer(world, args.seed, 30_000_000 + i, mode=args.mode, max_hops=args.max_hops) for i in range(args.n)]
+    from osint_selfplay.streams import GENERATE, stream_seed
+
+    offers = [proposals.make_offer(world, stream_seed(args.seed, GENERATE), i, mode=args.mode, max_hops=args.max_hops)
+              for i in range(args.n)]
     completions = sample_completions(args.model, [proposals.generator_messages(world, o) for o in offers],
                                      temperature=args.temperature, seed=args.seed, max_new_tokens=128)
     batch = proposals.validate_sampled([world] * len(offers), offers, completions, max_hops=args.max_hops, id_prefix="gen-")
@@ -68,14 +91,28 @@ def _generate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _resume_hint(args: argparse.Namespace) -> str:
+    """How to continue an interrupted command (finished phases are kept; the unfinished one restarts)."""
+    if args.command != "train":
+        return "Nothing was written; run the command again."
+    if not getattr(args, "output_dir", None):
+        return "Nothing was written yet; run the command again."
+    argv = [a for a in args.argv if a not in ("--resume", "--overwrite")]
+    return f"Finished phases are kept in {args.output_dir}; continue with: osint-selfplay {shlex.join(argv)} --resume"
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    args.argv = list(sys.argv[1:] if argv is None else argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s", datefmt="%H:%M:%S")
     from osint_selfplay.errors import SelfPlayError
 
     try:
         return _train(args) if args.command == "train" else _generate(args)
-    except SelfPlayError as exc:
+    except KeyboardInterrupt:
+        print(f"osint-selfplay: interrupted. {_resume_hint(args)}", file=sys.stderr)
+        return 130
+    except (SelfPlayError, ConfigError) as exc:
         print(f"osint-selfplay: error: {exc}", file=sys.stderr)
         return 2
     except Exception as exc:  # model loading and eval errors from osint-eval / osint-gym, as one line

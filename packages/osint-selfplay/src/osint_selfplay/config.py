@@ -7,12 +7,12 @@ that states the rule, the values and the fix.
 from __future__ import annotations
 
 import dataclasses
+import json
 import tomllib
-from dataclasses import dataclass, field, fields, is_dataclass
-from typing import Any, get_args, get_origin, get_type_hints
+from dataclasses import dataclass, field
+from typing import Any
 
-from osint_gym.errors import ConfigError as GymConfigError
-from osint_gym.errors import read_toml, unknown_key_message
+from osint_gym.errors import check_type, from_table, read_toml, unknown_key_message
 
 from osint_selfplay.errors import ConfigError
 
@@ -80,43 +80,80 @@ class WarmStartConfig:
         _positive("warm_start.learning_rate", self.learning_rate, 1e-12)
 
 
-@dataclass(frozen=True)
+# Where a phase's defaults differ from TRL's (a tiny model on a CPU learns nothing at TRL's 1e-6),
+# and the keys this package itself reads (so they need a value without importing trl).
+GRPO_DEFAULTS: dict[str, Any] = {
+    "learning_rate": 2e-4, "max_steps": 20, "per_device_train_batch_size": 32, "gradient_accumulation_steps": 1,
+    "num_generations": 8, "max_completion_length": 8, "lr_scheduler_type": "constant", "logging_steps": 1,
+    "save_strategy": "no",
+}
+# GRPOConfig fields the run sets itself: one place each, so a phase table may not set them.
+GRPO_RUN_KEYS = {"output_dir": "output_dir", "seed": "seed", "use_vllm": "use_vllm", "vllm_mode": "vllm_mode",
+                 "vllm_gpu_memory_utilization": "vllm_gpu_memory_utilization", "report_to": "report_to",
+                 "use_cpu": "the run (from the machine)"}
+
+
 class GRPOPhaseConfig:
-    """Passed through to TRL's GRPOConfig (same names and meanings)."""
+    """A ``[grpo_*]`` table: any field of TRL's ``GRPOConfig``, passed through unchanged.
 
-    learning_rate: float = _f(2e-4, "GRPOConfig.learning_rate (TRL's 1e-6 default does nothing on tiny models).")
-    max_steps: int = _f(20, "GRPOConfig.max_steps per phase.")
-    per_device_train_batch_size: int = _f(32, "GRPOConfig.per_device_train_batch_size (completions per device per step).")
-    gradient_accumulation_steps: int = _f(1, "GRPOConfig.gradient_accumulation_steps.")
-    num_generations: int = _f(8, "GRPOConfig.num_generations (group size).")
-    max_completion_length: int = _f(8, "GRPOConfig.max_completion_length (tokens).")
-    temperature: float = _f(1.0, "Sampling temperature.")
-    top_p: float = _f(1.0, "Nucleus sampling.")
-    beta: float = _f(0.0, "KL coefficient (0: no reference model).")
-    epsilon: float = _f(0.2, "Clipping epsilon.")
-    num_iterations: int = _f(1, "Updates per generation batch.")
-    loss_type: str = _f("dapo", "grpo, dr_grpo, dapo, bnpo, cispo, sapo, luspo or vespo.")
-    scale_rewards: str = _f("group", "group, batch or none.")
-    lr_scheduler_type: str = _f("constant", "Learning-rate schedule.")
-    warmup_steps: int = _f(0, "Warm-up steps.")
-    logging_steps: int = _f(1, "Log every N steps.")
-    save_strategy: str = _f("no", "'no' (the phase's final model is always saved) or 'steps'.")
-    save_steps: int = _f(500, "With save_strategy='steps'.")
+    Nothing is mirrored: keys are checked against ``dataclasses.fields(GRPOConfig)`` by
+    `osint_selfplay.trl_compat.check_phase` when the run is built (importing trl costs ~10 s,
+    which ``load_config`` and ``--help`` must not pay). Here: the run's own defaults
+    (`GRPO_DEFAULTS`), their types, and GRPO's group rule. Frozen; read values as attributes."""
 
-    def __post_init__(self) -> None:
-        _choice("loss_type", self.loss_type, ("grpo", "dr_grpo", "dapo", "bnpo", "cispo", "sapo", "luspo", "vespo"))
-        _choice("scale_rewards", self.scale_rewards, ("group", "batch", "none"))
-        _choice("save_strategy", self.save_strategy, ("no", "steps"))
-        for name in ("max_steps", "per_device_train_batch_size", "gradient_accumulation_steps", "max_completion_length", "num_iterations"):
-            _positive(name, getattr(self, name))
-        if isinstance(self.num_generations, bool) or not isinstance(self.num_generations, int) or self.num_generations < 2:
-            raise ConfigError(f"num_generations must be an integer >= 2 (GRPO needs a group); got {self.num_generations!r}")
+    def __init__(self, **settings: Any) -> None:
+        for key in settings:
+            if key in GRPO_RUN_KEYS:
+                raise ConfigError(f"{key} is set by the run, not per phase: set {GRPO_RUN_KEYS[key]} at the top level")
+        merged = dict(GRPO_DEFAULTS)
+        for key, value in settings.items():
+            merged[key] = check_type(value, type(GRPO_DEFAULTS[key]), key) if key in GRPO_DEFAULTS else value
+        object.__setattr__(self, "_settings", merged)
+        self._check_group()
+
+    def _check_group(self) -> None:
+        n = self.num_generations
+        if isinstance(n, bool) or not isinstance(n, int) or n < 2:
+            raise ConfigError(f"num_generations must be an integer >= 2 (GRPO needs a group); got {n!r}")
+        for name in ("max_steps", "per_device_train_batch_size", "gradient_accumulation_steps", "max_completion_length"):
+            if getattr(self, name) < 1:
+                raise ConfigError(f"{name} must be a number >= 1; got {getattr(self, name)!r}")
         batch = self.per_device_train_batch_size * self.gradient_accumulation_steps
-        if batch % self.num_generations:
+        if batch % n:
             raise ConfigError(
                 f"per_device_train_batch_size * gradient_accumulation_steps ({batch}) must be a multiple of "
-                f"num_generations ({self.num_generations}); change one of them"
+                f"num_generations ({n}); change one of them"
             )
+
+    @classmethod
+    def from_table(cls, data: Any, path: str) -> GRPOPhaseConfig:
+        if not isinstance(data, dict):
+            raise ConfigError(f"[{path}] must be a table, got {type(data).__name__}")
+        try:
+            return cls(**data)
+        except ConfigError as exc:
+            raise ConfigError(f"[{path}] {exc}") from None
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self._settings)
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return self.__dict__["_settings"][name]
+        except KeyError:
+            raise AttributeError(f"GRPOPhaseConfig has no {name!r} (not set; TRL's default applies)") from None
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise dataclasses.FrozenInstanceError(f"cannot assign to field {name!r}")
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, GRPOPhaseConfig) and self._settings == other._settings
+
+    def __hash__(self) -> int:
+        return hash(json.dumps(self._settings, sort_keys=True, default=str))
+
+    def __repr__(self) -> str:
+        return f"GRPOPhaseConfig({', '.join(f'{k}={v!r}' for k, v in sorted(self._settings.items()))})"
 
 
 @dataclass(frozen=True)
@@ -218,8 +255,10 @@ class RunConfig:
     canonical_graph_mode: str = _f("fixed", "'fixed' (phrase an offered verified path) or 'generate' (pick a path in a subgraph).")
     train_worlds: int = _f(32, "Distinct generated worlds the training data is drawn from (seeds disjoint from the benchmark's), so that a model learns to read its context instead of memorising one world.")
     dry_run: bool = _f(False, "Materialise every dataset and artifact, skip the gradient updates.")
+    torch_threads: int = _f(0, "torch intra-op CPU threads, pinned for reproducibility: CPU float sums are split by thread, so another count changes results in the last bits and then every sample after them. 0: torch's default (the machine's cores), recorded in run.json.")
+    deterministic: bool = _f(True, "torch.use_deterministic_algorithms(True, warn_only=True): deterministic kernels where torch has them (a warning names any op that has none).")
     strict: bool = _f(False, "Turn health warnings (zero-variance rewards, unchanged parameters) into errors.")
-    report_to: list[str] = _f([], "TRL report_to: e.g. ['wandb'] or ['tensorboard'].")
+    report_to: str | list[str] = _f("none", "TRL report_to, as TRL accepts it: 'none', 'all', 'wandb' or a list such as ['wandb', 'tensorboard'].")
     use_vllm: bool = _f(False, "Generate with vLLM (GPU; needs the vllm extra).")
     vllm_mode: str = _f("colocate", "'colocate' or 'server'.")
     vllm_gpu_memory_utilization: float = _f(0.3, "GRPOConfig.vllm_gpu_memory_utilization (colocate).")
@@ -240,15 +279,11 @@ class RunConfig:
         _choice("canonical_graph_mode", self.canonical_graph_mode, ("fixed", "generate"))
         _choice("vllm_mode", self.vllm_mode, ("colocate", "server"))
         _positive("rounds", self.rounds)
-        for r in self.report_to:
-            _choice("report_to[]", r, ("wandb", "tensorboard", "trackio"))
+        _positive("torch_threads", self.torch_threads, 0)
         from osint_gym.benchmark import parse_ref
 
         _positive("train_worlds", self.train_worlds)
-        try:
-            parse_ref(self.eval.tasks)
-        except GymConfigError as exc:
-            raise ConfigError(str(exc)) from None
+        parse_ref(self.eval.tasks)
 
     @property
     def warm_start_on(self) -> bool:
@@ -257,50 +292,12 @@ class RunConfig:
         return self.warm_start.enabled == "on"
 
     def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
+        out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        return {k: v.to_dict() if isinstance(v, GRPOPhaseConfig) else dataclasses.asdict(v) if dataclasses.is_dataclass(v)
+                else v for k, v in out.items()}
 
 
 # ---------------------------------------------------------------------------- loading
-def _build(cls: type, data: Any, where: str) -> Any:
-    if not isinstance(data, dict):
-        raise ConfigError(f"[{where}] must be a table, got {type(data).__name__}")
-    hints = get_type_hints(cls)
-    known = [f.name for f in fields(cls)]
-    kwargs: dict[str, Any] = {}
-    for key, value in data.items():
-        if key not in known:
-            raise ConfigError(unknown_key_message(key, known, f"[{where}]" if where else "top-level"))
-        hint = hints[key]
-        if is_dataclass(hint):
-            kwargs[key] = _build(hint, value, f"{where}.{key}" if where else key)
-        else:
-            kwargs[key] = _check_type(value, hint, f"{where}.{key}" if where else key)
-    try:
-        return cls(**kwargs)
-    except ConfigError:
-        raise
-    except (TypeError, ValueError) as exc:
-        raise ConfigError(f"[{where or 'top-level'}]: {exc}") from None
-
-
-def _check_type(value: Any, hint: Any, name: str) -> Any:
-    origin = get_origin(hint)
-    if hint is float and isinstance(value, int) and not isinstance(value, bool):
-        return float(value)
-    expected = origin or hint
-    if expected is bool and not isinstance(value, bool) or expected is not bool and isinstance(value, bool) and expected in (int, float):
-        raise ConfigError(f"{name} must be {getattr(expected, '__name__', expected)}; got {value!r}")
-    if isinstance(expected, type) and not isinstance(value, expected):
-        raise ConfigError(f"{name} must be {expected.__name__}; got {type(value).__name__} {value!r}")
-    if origin is list:
-        (item,) = get_args(hint)
-        return [_check_type(v, item, f"{name}[]") for v in value]
-    if origin is dict:
-        _, item = get_args(hint)
-        return {k: _check_type(v, item, f"{name}.{k}") for k, v in value.items()}
-    return value
-
-
 def _parse_value(text: str) -> Any:
     try:
         return tomllib.loads(f"v = {text}")["v"]
@@ -328,16 +325,13 @@ def load_config(path: str | None = None, overrides: list[str] | None = None) -> 
     """A RunConfig from a TOML file (or the defaults) plus ``--set`` overrides."""
     data: dict[str, Any] = {}
     if path is not None:
-        try:
-            data = read_toml(path)
-        except GymConfigError as exc:
-            raise ConfigError(str(exc)) from None
+        data = read_toml(path)
     data = apply_overrides(data, overrides or [])
     # TOML [run] holds the top-level scalars, for readability of the shipped configs
     flat = dict(data.pop("run", {})) if isinstance(data.get("run"), dict) else {}
     flat.update(data)
-    return _build(RunConfig, flat, "")
+    return from_table(RunConfig, flat, "top-level")
 
 
 def config_from_dict(data: dict[str, Any]) -> RunConfig:
-    return _build(RunConfig, dict(data), "")
+    return from_table(RunConfig, dict(data), "top-level")

@@ -17,6 +17,7 @@ from osint_gym.single_turn import answer_messages, build_context, gold_completio
 from osint_gym.tasks import DEFAULT_BUDGETS, Budgets, Task, TaskSampler
 from osint_gym.world import World
 
+from osint_selfplay import streams
 from osint_selfplay.config import RunConfig
 from osint_selfplay.rewards import context_to_json
 from osint_selfplay.worlds import WorldPool
@@ -36,7 +37,7 @@ def answerer_budgets(cfg: RunConfig) -> Budgets:
     return Budgets(a.max_turns, a.max_parallel_calls, a.max_observation_chars)
 
 
-def seed_tasks(pool: WorldPool, cfg: RunConfig, n: int, offset: int) -> list[tuple[World, Task]]:
+def seed_tasks(pool: WorldPool, cfg: RunConfig, n: int, offset: int, stream: str = streams.TRAIN) -> list[tuple[World, Task]]:
     """Verified osint-gym tasks spread over the training worlds, cycling the configured difficulties
     (one sampler per world: its task families are built once)."""
     diffs = cfg.answerer.seed_difficulties
@@ -46,16 +47,16 @@ def seed_tasks(pool: WorldPool, cfg: RunConfig, n: int, offset: int) -> list[tup
     for i in range(n):
         world = pool.pick(offset + i)
         if world.seed not in samplers:
-            samplers[world.seed] = TaskSampler(world, cfg.seed, budgets=budgets)
+            samplers[world.seed] = TaskSampler(world, streams.stream_seed(cfg.seed, stream), budgets=budgets)
         out.append((world, samplers[world.seed].sample(offset + i, difficulty=diffs[i % len(diffs)])))
     return out
 
 
-def offer_rows(pool: WorldPool, cfg: RunConfig, start: int, n: int) -> list[dict[str, Any]]:
+def offer_rows(pool: WorldPool, cfg: RunConfig, start: int, n: int, stream: str = streams.GENERATOR) -> list[dict[str, Any]]:
     rows = []
     for i in range(start, start + n):
         world = pool.pick(i)
-        offer = proposals.make_offer(world, cfg.seed, i, mode=cfg.canonical_graph_mode, max_hops=cfg.generator.max_hops)
+        offer = proposals.make_offer(world, streams.stream_seed(cfg.seed, stream), i, mode=cfg.canonical_graph_mode, max_hops=cfg.generator.max_hops)
         rows.append({"prompt": proposals.generator_messages(world, offer), "offer": offer.to_json(), "world_seed": world.seed})
     return rows
 
@@ -65,10 +66,16 @@ def generator_rows(pool: WorldPool, cfg: RunConfig, round_index: int) -> list[di
     return offer_rows(pool, cfg, round_index * n, n)
 
 
+def sample_rows(pool: WorldPool, cfg: RunConfig, round_index: int) -> list[dict[str, Any]]:
+    """The offers the trained generator is sampled on in round ``round_index``."""
+    n = cfg.generator.sample_tasks
+    return offer_rows(pool, cfg, round_index * n, n, streams.SAMPLE)
+
+
 def sft_answerer_rows(pool: WorldPool, cfg: RunConfig) -> list[dict[str, Any]]:
-    """Gold single-turn answers on verified tasks (indices disjoint from the GRPO seed tasks)."""
+    """Gold single-turn answers on verified tasks (the warm_start stream, disjoint from the GRPO seed tasks)."""
     rows = []
-    for world, t in seed_tasks(pool, cfg, cfg.warm_start.answerer_examples, offset=10_000_000):
+    for world, t in seed_tasks(pool, cfg, cfg.warm_start.answerer_examples, 0, streams.WARM_START):
         ctx = build_context(world, t, mode=cfg.answerer.context_mode, n_distractors=cfg.answerer.n_distractors, seed=cfg.seed)
         gold = gold_completion(t, ctx, cite_evidence=cfg.answerer.cite_evidence)
         rows.append({"prompt": answer_messages(t, ctx), "completion": [{"role": "assistant", "content": gold}]})
@@ -78,14 +85,15 @@ def sft_answerer_rows(pool: WorldPool, cfg: RunConfig) -> list[dict[str, Any]]:
 def sft_generator_rows(pool: WorldPool, cfg: RunConfig) -> list[dict[str, Any]]:
     """Gold proposals: verified offers phrased by osint-gym's question templates."""
     rows = []
-    for row in offer_rows(pool, cfg, 20_000_000, cfg.warm_start.generator_examples):
+    for row in offer_rows(pool, cfg, 0, cfg.warm_start.generator_examples, streams.WARM_START_GENERATOR):
         offer = proposals.Offer.from_json(row["offer"])
         gold = proposals.gold_proposal(pool.world(row["world_seed"]), offer, cfg.seed)
         rows.append({"prompt": row["prompt"], "completion": [{"role": "assistant", "content": gold}]})
     return rows
 
 
-def mix_answerer_rows(pool: WorldPool, cfg: RunConfig, generated: list[Task], round_index: int) -> tuple[list[dict[str, Any]], dict[str, int]]:
+def mix_answerer_rows(pool: WorldPool, cfg: RunConfig, generated: list[Task], round_index: int,
+                      stream: str = streams.TRAIN) -> tuple[list[dict[str, Any]], dict[str, int]]:
     """The answerer's round dataset: generated tasks up to ``generated_share``, seed tasks for the
     rest; if too few generated tasks validated, seed tasks top them up and the count is returned.
     Rows are single-turn prompts or multi-turn episode openings, by ``answerer.mode``."""
@@ -94,8 +102,8 @@ def mix_answerer_rows(pool: WorldPool, cfg: RunConfig, generated: list[Task], ro
     used = generated[:want]
     top_up = want - len(used)
     items = [(pool.world(t.provenance["world_seed"]), t, "generated") for t in used]
-    items += [(w, t, "seed") for w, t in seed_tasks(pool, cfg, total - len(used), offset=round_index * 100_000)]
-    random.Random(f"mix:{cfg.seed}:{round_index}").shuffle(items)
+    items += [(w, t, "seed") for w, t in seed_tasks(pool, cfg, total - len(used), round_index * total, stream)]
+    random.Random(f"{cfg.seed}:{stream}_mix:{round_index}").shuffle(items)
     over_budget = 0
     if cfg.answerer.mode == "multi_turn":
         rows, over_budget = multi_turn_rows(pool, cfg, items)
@@ -149,7 +157,7 @@ def sft_multi_turn_rows(pool: WorldPool, cfg: RunConfig) -> list[dict[str, Any]]
 
     a = cfg.answerer
     rows = []
-    for world, task in seed_tasks(pool, cfg, cfg.warm_start.answerer_examples, offset=10_000_000):
+    for world, task in seed_tasks(pool, cfg, cfg.warm_start.answerer_examples, 0, streams.WARM_START):
         env = episode_env(pool, task, world.seed, a.max_turns, a.max_parallel_calls, a.max_observation_chars)
         record = run_episode(env, OracleAgent(), seed=0, options={"task_index": 0})
         if not record.correct:  # only demonstrations that worked within this run's budgets

@@ -71,13 +71,13 @@ def evaluate_run(run: SelfPlayRun, bases: dict[str, str], warm: dict[str, str], 
                                  ("random_guess", "final"), ("untrained", "warm_start")) if b in policies and c in policies]
     title = "osint-selfplay closing evaluation" + (" (dry run)" if cfg.dry_run else "")
     report = evaluate(policies, taskset, mode=a.mode, seed=cfg.seed, comparisons=pairs, config=cfg.to_dict(),
-                      title=title, progress=False, dry_run=cfg.dry_run, **run_kwargs)
+                      title=title, progress=True, dry_run=cfg.dry_run, **run_kwargs)
     single_turn = None
     if multi and ev.single_turn_model:
         if Path(ev.single_turn_model).exists():
             st = evaluate({"single_turn": HFPolicy(ev.single_turn_model, batch_size=ev.batch_size,
                                                    max_new_tokens=64, temperature=0.0)}, taskset, mode="single_turn",
-                          seed=cfg.seed, progress=False, context_mode="triples", n_distractors=6, batch_size=ev.batch_size)
+                          seed=cfg.seed, progress=True, context_mode="triples", n_distractors=6, batch_size=ev.batch_size)
             single_turn = {"model": ev.single_turn_model, "success": st.models["single_turn"].overall.success.to_dict()}
         else:
             single_turn = {"model": ev.single_turn_model, "missing": True}

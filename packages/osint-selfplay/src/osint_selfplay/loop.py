@@ -9,6 +9,7 @@ everything else is done by the main process while the others wait and then read 
 from __future__ import annotations
 
 import logging
+import shutil
 import time
 from pathlib import Path
 from typing import Any
@@ -16,13 +17,15 @@ from typing import Any
 from osint_gym.proposals import Offer, generator_messages, validate_sampled
 from osint_gym.tasks import Task
 
-from osint_selfplay import data, phases
+from osint_selfplay import data, phases, streams
 from osint_selfplay.artifacts import (
-    Phases, atomic_write_json, atomic_write_jsonl, clean_partials, git_sha, package_versions, read_jsonl,
+    Phases, atomic_write_json, atomic_write_jsonl, clean_partials, folder_digest, git_sha, package_versions, pin_determinism,
+    read_jsonl,
 )
 from osint_selfplay.config import RunConfig, config_from_dict
 from osint_selfplay.errors import ConfigError
 from osint_selfplay.rewards import AnswererReward, GeneratorReward
+from osint_selfplay.streams import stream_seed
 from osint_selfplay.worlds import WorldPool
 
 log = logging.getLogger("osint_selfplay")
@@ -51,13 +54,14 @@ class _Dist:
 
 
 class SelfPlayRun:
-    def __init__(self, cfg: RunConfig, *, resume: bool = False) -> None:
+    def __init__(self, cfg: RunConfig, *, resume: bool = False, overwrite: bool = False) -> None:
         self.cfg = cfg
         self.root = Path(cfg.output_dir)
         self.phases = Phases(self.root)
         manifest = self.root / "run.json"
-        if manifest.is_file() and not resume:
-            raise ConfigError(f"{self.root} already holds a run; pass --resume to continue it or choose another output_dir")
+        if manifest.is_file() and not resume and not overwrite:
+            raise ConfigError(f"{self.root} already holds a run; pass --resume to continue it, --overwrite to replace it, "
+                              "or choose another output_dir")
         if resume and manifest.is_file():
             import json
 
@@ -65,7 +69,16 @@ class SelfPlayRun:
             if saved.to_dict() != cfg.to_dict():
                 diff = sorted(k for k, v in cfg.to_dict().items() if saved.to_dict().get(k) != v)
                 raise ConfigError(f"--resume with a different config than {manifest} (differs in: {', '.join(diff)})")
+        # every setting TRL will see is checked now, before the run writes anything
+        from osint_selfplay.trl_compat import check_run
+
+        check_run(cfg)
+        phases.check_vllm(cfg)
+        self.machine = pin_determinism(cfg.torch_threads, cfg.deterministic)
         self.dist = _Dist()
+        if overwrite and manifest.is_file() and self.dist.is_main:
+            shutil.rmtree(self.root)  # only a folder holding a run (run.json), and only once the config is valid
+        self.dist.wait()
         self.pool = WorldPool(cfg.train_worlds, cfg.seed)
         self.summary: dict[str, Any] = {"rounds": []}
 
@@ -77,6 +90,7 @@ class SelfPlayRun:
         if done is not None:
             log.info("skip %s (done)", self._label(round_index, name))
             return done
+        log.info("%s: started", self._label(round_index, name))
         t0 = time.perf_counter()
         result: dict[str, Any] = {}
         if collective or self.dist.is_main:
@@ -96,11 +110,12 @@ class SelfPlayRun:
     def _dir(self, round_index: int | None, name: str) -> Path:
         return self.root / (name if round_index is None else f"round_{round_index:03d}/{name}")
 
-    def _write_manifest(self) -> None:
+    def _write_manifest(self, bases: dict[str, str]) -> None:
         if self.dist.is_main and not (self.root / "run.json").is_file():
             atomic_write_json(self.root / "run.json", {
                 "config": self.cfg.to_dict(), "versions": package_versions(), "git_sha": git_sha(),
-                "seeds": {"run": self.cfg.seed}, "started": time.strftime("%Y-%m-%dT%H:%M:%S"),
+                "seeds": {"run": self.cfg.seed}, "started": time.strftime("%Y-%m-%dT%H:%M:%S"), "machine": self.machine,
+                "base_models": {role: {"path": path, "sha256": folder_digest(path)} for role, path in bases.items()},
             })
         self.dist.wait()
 
@@ -148,11 +163,11 @@ class SelfPlayRun:
 
                 solver = SolverSampler(current["answerer"], k=cfg.generator.solver_samples,
                                        temperature=cfg.generator.solver_temperature, context_mode=cfg.answerer.context_mode,
-                                       n_distractors=cfg.answerer.n_distractors, seed=cfg.seed + r,
+                                       n_distractors=cfg.answerer.n_distractors, seed=stream_seed(cfg.seed, "solver", r),
                                        max_new_tokens=cfg.grpo_answerer.max_completion_length)
             reward = GeneratorReward(self.pool, cfg.generator, solver)
             metrics = phases.run_grpo(current["generator"], rows, reward, cfg.grpo_generator, cfg, out, "generator",
-                                      cfg.model.generator, cfg.seed + 1000 * r + 1)
+                                      cfg.model.generator, stream_seed(cfg.seed, "grpo_generator", r))
             metrics["validity"] = dict(reward.reasons)
             metrics["reward_seconds"] = reward.seconds
             metrics["solver_seconds"] = reward.solver_seconds
@@ -170,12 +185,12 @@ class SelfPlayRun:
 
         def fn() -> dict[str, Any]:
             n = cfg.generator.sample_tasks
-            rows = data.offer_rows(self.pool, cfg, 50_000_000 + r * n, n)
+            rows = data.sample_rows(self.pool, cfg, r)
             offers = [Offer.from_json(row["offer"]) for row in rows]
             worlds = [self.pool.world(row["world_seed"]) for row in rows]
             completions = phases.sample_completions(
                 current["generator"], [generator_messages(w, o) for w, o in zip(worlds, offers)],
-                temperature=cfg.generator.sample_temperature, seed=cfg.seed + 1000 * r + 2,
+                temperature=cfg.generator.sample_temperature, seed=stream_seed(cfg.seed, "sample_generation", r),
                 max_new_tokens=cfg.grpo_generator.max_completion_length)
             batch = validate_sampled(worlds, offers, completions, max_hops=cfg.generator.max_hops, id_prefix=f"gen-r{r}-")
             tasks, reasons, records = batch.tasks, batch.reasons, batch.records
@@ -207,7 +222,7 @@ class SelfPlayRun:
         if name == "answerer":
             sampled = self._dir(r, "sampled") / "tasks.jsonl"
             generated = [Task.from_dict(row) for row in read_jsonl(sampled)] if sampled.is_file() else []
-        rows, mix = data.mix_answerer_rows(self.pool, cfg, generated, r if name == "answerer" else 500 + r)
+        rows, mix = data.mix_answerer_rows(self.pool, cfg, generated, r, streams.TRAIN if name == "answerer" else streams.TRAIN_FIRST)
 
         def fn() -> dict[str, Any]:
             if self.dist.is_main:
@@ -224,7 +239,7 @@ class SelfPlayRun:
             else:
                 reward = AnswererReward(cfg.grpo_answerer.num_generations)
             metrics = phases.run_grpo(current["answerer"], rows, reward, cfg.grpo_answerer, cfg, out, "answerer",
-                                      cfg.model.answerer, cfg.seed + 1000 * r + 3, rollout_func=rollout)
+                                      cfg.model.answerer, stream_seed(cfg.seed, f"grpo_{name}", r), rollout_func=rollout)
             metrics["mix"] = mix
             if rollout is not None:
                 stats = rollout.stats
@@ -257,16 +272,28 @@ class SelfPlayRun:
 
     # ------------------------------------------------------------------ run
     def run(self) -> dict[str, Any]:
+        """Run every unfinished phase. A new run that fails before any phase finished (a data
+        setting no world can satisfy, a model that does not load) removes what it wrote, so the
+        folder does not block the next attempt; Ctrl-C keeps it for ``--resume``."""
+        fresh = not (self.root / "run.json").is_file()
+        created = not self.root.exists()
+        try:
+            return self._run()
+        except Exception:
+            if fresh and self.dist.is_main and not any(self.root.rglob("*.done.json")):
+                shutil.rmtree(self.root, ignore_errors=True) if created else (self.root / "run.json").unlink(missing_ok=True)
+            raise
+
+    def _run(self) -> dict[str, Any]:
         from osint_eval.modeling import resolve_model
 
         cfg = self.cfg
+        answerer_model = cfg.model.generator if cfg.model_topology == "shared" else cfg.model.answerer
+        bases = {"generator": resolve_model(cfg.model.generator), "answerer": resolve_model(answerer_model)}
         self.root.mkdir(parents=True, exist_ok=True)
         if self.dist.is_main:
             clean_partials(self.root)
-        self._write_manifest()
-        phases.check_vllm(cfg)
-        answerer_model = cfg.model.generator if cfg.model_topology == "shared" else cfg.model.answerer
-        bases = {"generator": resolve_model(cfg.model.generator), "answerer": resolve_model(answerer_model)}
+        self._write_manifest(bases)
         current = self._warm_start(bases) if cfg.warm_start_on else dict(bases)
         warm = dict(current)
         for r in range(cfg.rounds):

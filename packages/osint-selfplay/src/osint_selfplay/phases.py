@@ -22,14 +22,6 @@ os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
 os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
 
 
-def _device_args(cfg: RunConfig) -> dict[str, Any]:
-    import torch
-
-    cuda = torch.cuda.is_available()
-    return {"use_cpu": not cuda, "bf16": cuda and cfg.model.dtype == "bfloat16", "fp16": cuda and cfg.model.dtype == "float16",
-            "gradient_checkpointing": False, "report_to": list(cfg.report_to) or "none", "save_only_model": True}
-
-
 def _peft_config(cfg: RunConfig) -> Any:
     if cfg.tuning_mode != "lora":
         return None
@@ -113,6 +105,8 @@ def run_sft(model_path: str, rows: list[dict[str, Any]], cfg: RunConfig, out: Pa
     from transformers import AutoTokenizer
     from trl import SFTConfig, SFTTrainer
 
+    from osint_selfplay.trl_compat import device_args
+
     ws = cfg.warm_start
     tokenizer = AutoTokenizer.from_pretrained(model_path)
     multi_turn = bool(rows) and "messages" in rows[0]
@@ -122,7 +116,7 @@ def run_sft(model_path: str, rows: list[dict[str, Any]], cfg: RunConfig, out: Pa
         output_dir=str(out / "trainer"), per_device_train_batch_size=ws.batch_size, num_train_epochs=ws.epochs,
         learning_rate=ws.learning_rate, warmup_steps=ws.warmup_steps, lr_scheduler_type="linear", weight_decay=0.01,
         adam_beta2=0.98, max_grad_norm=1.0, max_length=ws.max_length, logging_steps=10, save_strategy="no",
-        seed=cfg.seed, **loss_mask, **_device_args(cfg),
+        seed=cfg.seed, **loss_mask, **device_args(cfg),
     )
     capture = _LogCapture(f"sft_{role}")
     trainer = SFTTrainer(model=model_path, args=args, train_dataset=Dataset.from_list(rows), processing_class=tokenizer,
@@ -140,16 +134,11 @@ def run_sft(model_path: str, rows: list[dict[str, Any]], cfg: RunConfig, out: Pa
     return metrics
 
 
-def grpo_args(phase: GRPOPhaseConfig, cfg: RunConfig, out: Path, seed: int) -> Any:
-    """TRL's GRPOConfig from a phase's settings (the names pass through unchanged)."""
-    from trl import GRPOConfig
+def grpo_args(phase: GRPOPhaseConfig, cfg: RunConfig, out: Path, seed: int, path: str = "grpo") -> Any:
+    """TRL's GRPOConfig for a phase writing under ``out`` (see `trl_compat.grpo_config`)."""
+    from osint_selfplay.trl_compat import grpo_config
 
-    fields = {k: getattr(phase, k) for k in (
-        "learning_rate", "max_steps", "per_device_train_batch_size", "gradient_accumulation_steps", "num_generations",
-        "max_completion_length", "temperature", "top_p", "beta", "epsilon", "num_iterations", "loss_type",
-        "scale_rewards", "lr_scheduler_type", "warmup_steps", "logging_steps", "save_strategy", "save_steps")}
-    return GRPOConfig(output_dir=str(out / "trainer"), seed=seed, use_vllm=cfg.use_vllm, vllm_mode=cfg.vllm_mode,
-                      vllm_gpu_memory_utilization=cfg.vllm_gpu_memory_utilization, **fields, **_device_args(cfg))
+    return grpo_config(phase, cfg, str(out / "trainer"), seed, path)
 
 
 def run_grpo(model_path: str, rows: list[dict[str, Any]], reward: Any, phase: GRPOPhaseConfig, cfg: RunConfig, out: Path,
@@ -166,7 +155,7 @@ def run_grpo(model_path: str, rows: list[dict[str, Any]], reward: Any, phase: GR
 
     tokenizer = AutoTokenizer.from_pretrained(model_path, padding_side="left")
     capture = _LogCapture(f"grpo_{role}")
-    trainer = GRPOTrainer(model=model_path, reward_funcs=[reward], args=grpo_args(phase, cfg, out, seed),
+    trainer = GRPOTrainer(model=model_path, reward_funcs=[reward], args=grpo_args(phase, cfg, out, seed, f"grpo_{role}"),
                           train_dataset=Dataset.from_list(rows), processing_class=tokenizer, callbacks=[capture],
                           peft_config=_peft_config(cfg), rollout_func=rollout_func)
     before = _signature(trainer.model)
@@ -204,12 +193,22 @@ def run_grpo(model_path: str, rows: list[dict[str, Any]], reward: Any, phase: GR
 
 
 def sample_completions(model_dir: str, conversations: list[list[dict[str, str]]], *, temperature: float, seed: int,
-                       max_new_tokens: int, batch_size: int = 64) -> list[str]:
-    """Completions of a checkpoint (the generator proposing tasks for the answerer)."""
+                       max_new_tokens: int, batch_size: int = 64, desc: str = "sampling") -> list[str]:
+    """Completions of a checkpoint (the generator proposing tasks for the answerer), with a
+    progress bar. Batch ``b`` is seeded ``seed + b * batch_size``, exactly as one ``generate`` call
+    over all conversations would seed it, so the bar changes no sample."""
+    from tqdm import tqdm
+
     from osint_eval.policies import HFPolicy
 
     policy = HFPolicy(model_dir, batch_size=batch_size, max_new_tokens=max_new_tokens, temperature=temperature, seed=seed)
+    out: list[str] = []
     try:
-        return policy.generate(conversations)
+        with tqdm(total=len(conversations), desc=desc, unit="prompt", leave=False) as bar:
+            for start in range(0, len(conversations), batch_size):
+                policy.seed = seed + start
+                out += policy.generate(conversations[start : start + batch_size])
+                bar.update(min(batch_size, len(conversations) - start))
+        return out
     finally:
         policy.close()

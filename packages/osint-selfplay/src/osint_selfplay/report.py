@@ -22,7 +22,9 @@ def _round_lines(rnd: dict[str, Any]) -> list[str]:
         f"round {rnd['round']}: generator reward {_num(g.get('reward_first'))} -> {_num(g.get('reward_last'))}; "
         f"valid proposals {s.get('valid')}/{s.get('proposals')} ({_pct(s.get('valid_rate'))}); "
         f"answerer solve rate on them {_pct(s.get('answerer_solve_rate_on_generated'))}; "
-        f"answerer tasks: {mix.get('generated')} generated + {mix.get('seed')} seed (top-up {mix.get('top_up')}); "
+        f"answerer tasks: {mix.get('generated')} generated + {mix.get('seed')} seed (top-up {mix.get('top_up')}"
+        + (f", {mix['unsolvable_under_budget']} dropped: not solvable under the episode's budgets" if mix.get("unsolvable_under_budget") else "")
+        + "); "
         f"answerer reward {_num(a.get('reward_first'))} -> {_num(a.get('reward_last'))}"
     ]
     if a.get("rollouts"):

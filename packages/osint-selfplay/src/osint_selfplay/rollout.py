@@ -30,6 +30,7 @@ from osint_gym.env import OSINTEnv
 from osint_gym.episode import EpisodeRecord
 from osint_gym.tasks import Task
 
+from osint_selfplay.trl_compat import generate_turn
 from osint_selfplay.worlds import WorldPool
 
 
@@ -100,7 +101,7 @@ class _TokenAgent:
             else:
                 ready.append(i)
         if ready:
-            outs, _ = self.trainer._generate_single_turn([self.state[i].prompt_ids + self.state[i].completion_ids for i in ready], None, {}, 1)
+            outs = generate_turn(self.trainer, [self.state[i].prompt_ids + self.state[i].completion_ids for i in ready])
             for i, ids in zip(ready, outs):
                 actions[i] = self._take_turn(self.state[i], list(ids))
         return [actions[i] for i, _ in pending]

@@ -1,4 +1,5 @@
-"""A small in-process cache of generated worlds, so many envs (and vector envs) share one."""
+"""The one in-process cache of generated worlds, so many envs (and vector envs, and a training
+run's pool of worlds) share each world instead of regenerating it."""
 
 from __future__ import annotations
 
@@ -9,6 +10,10 @@ from osint_gym.world.config import WorldConfig, check_seed
 from osint_gym.world.generate import generate_world
 from osint_gym.world.graph import World
 
+# Large enough for a training run's pool (osint-selfplay's train_worlds, 32 by default) used round
+# robin: an LRU smaller than the pool would regenerate every world on every pass.
+CACHE_SIZE = 256
+
 
 def cached_world(config: WorldConfig, seed: int) -> World:
     """``generate_world(config, seed)``, built once per process (worlds are never mutated)."""
@@ -17,6 +22,6 @@ def cached_world(config: WorldConfig, seed: int) -> World:
     return _cached_world(config, check_seed(seed))
 
 
-@lru_cache(maxsize=8)
+@lru_cache(maxsize=CACHE_SIZE)
 def _cached_world(config: WorldConfig, seed: int) -> World:
     return generate_world(config, seed)

@@ -7,7 +7,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from osint_gym.errors import ConfigError, read_toml, unknown_key_message
+from osint_gym.errors import ConfigError, from_table, read_toml
 
 
 MAX_PEOPLE = 1_000_000  # 100,000 people take about 30 s and 2 GB (benchmarks/RESULTS.md)
@@ -84,13 +84,7 @@ class WorldConfig:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> WorldConfig:
         """Build from a mapping (TOML table); unknown keys are errors that name the closest key."""
-        if not isinstance(data, dict):
-            raise ConfigError(f"world config must be a table, got {type(data).__name__}")
-        known = [f.name for f in dataclasses.fields(cls)]
-        for key in data:
-            if key not in known:
-                raise ConfigError(unknown_key_message(key, known, "world config"))
-        return cls(**data)
+        return from_table(cls, data, "world config")
 
     @classmethod
     def from_toml(cls, path: str) -> WorldConfig:

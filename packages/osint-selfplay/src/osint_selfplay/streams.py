@@ -1,0 +1,32 @@
+"""Named data streams: every random choice of a run draws from ``(run seed, stream, index)``.
+
+Each stream has its own index space, so two streams can never hand out the same item, whatever
+their sizes (numeric offsets such as ``seed + 10_000_000`` collide as soon as a stream outgrows
+its gap, and nothing checks them). A stream's seed is `stream_seed(seed, stream)`, a hash of
+``f"{seed}:{stream}"``; osint-gym's samplers then draw item ``i`` from
+``random.Random(f"{stream seed}:{i}")``, and torch / transformers get `stream_seed(seed, stream, round)`.
+(Integer seeds, because osint-gym's samplers and worlds accept integers only.)
+
+The streams of a run (tests/selfplay/test_streams.py checks that their items are disjoint):
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+TRAIN = "train"  # answerer GRPO seed tasks (index r * tasks_per_round + i)
+TRAIN_FIRST = "train_first"  # seed tasks of the answerer_first phase (answerer_generator_answerer)
+WARM_START = "warm_start"  # SFT answerer demonstrations
+WARM_START_GENERATOR = "warm_start_generator"  # SFT generator offers
+GENERATOR = "generator"  # generator GRPO offers (index r * prompts_per_round + i)
+SAMPLE = "sample"  # offers the trained generator is sampled on (index r * sample_tasks + i)
+GENERATE = "generate"  # offers of the `osint-selfplay generate` command
+WORLDS = "train_worlds"  # seeds of the training worlds
+# Evaluation tasks are the benchmark's held-out split, in its own worlds (never a training world).
+
+
+def stream_seed(seed: int, stream: str, index: int = 0, bits: int = 31) -> int:
+    """A non-negative integer seed for ``stream`` (and ``index`` within it, for per-round seeds):
+    a hash, so distinct names give unrelated seeds (two streams collide with odds of 2**-bits)."""
+    digest = hashlib.sha256(f"{seed}:{stream}:{index}".encode()).digest()
+    return int.from_bytes(digest[:8], "big") % (1 << bits)

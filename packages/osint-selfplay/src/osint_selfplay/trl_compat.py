@@ -1,0 +1,105 @@
+"""The one place that knows TRL's shape: GRPOConfig's fields and the trainer's internal generator.
+
+* `check_phase` validates a ``[grpo_*]`` table against ``dataclasses.fields(GRPOConfig)`` (names,
+  with a did-you-mean, and type hints) and then lets GRPOConfig's own ``__post_init__`` judge the
+  values, so any field TRL has is accepted and nothing is mirrored here.
+* `generate_turn` wraps ``GRPOTrainer._generate_single_turn`` (private in TRL 1.16: its
+  ``rollout_func`` gets no public generation helper, and this one serves both HF generation and
+  vLLM). `check_generate_signature` fails loudly on a TRL whose signature differs; the package
+  pins TRL to the versions this was checked against (``trl>=1.16,<1.17``).
+
+Everything here imports trl, so callers import this module inside functions.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import inspect
+from typing import Any
+
+from osint_gym.errors import check_type, unknown_key_message
+
+from osint_selfplay.config import GRPO_RUN_KEYS, GRPOPhaseConfig, RunConfig
+from osint_selfplay.errors import ConfigError, IncompatibleTRLError
+
+# The parameters of GRPOTrainer._generate_single_turn in the TRL versions this package supports.
+GENERATE_PARAMETERS = ("self", "prompt_ids", "images", "multimodal_fields", "num_generations", "has_tool_images")
+
+
+@functools.cache
+def grpo_field_types() -> dict[str, Any]:
+    """GRPOConfig's settable fields and their resolved type hints."""
+    import typing
+
+    from trl import GRPOConfig
+
+    hints = typing.get_type_hints(GRPOConfig)
+    return {f.name: hints[f.name] for f in dataclasses.fields(GRPOConfig) if f.init}
+
+
+def check_phase(phase: GRPOPhaseConfig, path: str) -> None:
+    """Every key of a ``[grpo_*]`` table is a GRPOConfig field of the right type."""
+    types = grpo_field_types()
+    known = sorted(k for k in types if k not in GRPO_RUN_KEYS)
+    for key, value in phase.to_dict().items():
+        if key not in types:
+            raise ConfigError(unknown_key_message(key, known, f"[{path}]") + " (keys are TRL GRPOConfig fields)")
+        check_type(value, types[key], f"{path}.{key}")
+
+
+def device_args(cfg: RunConfig) -> dict[str, Any]:
+    """Trainer arguments shared by the SFT warm start and GRPO: device, precision, logging."""
+    import torch
+
+    cuda = torch.cuda.is_available()
+    return {"use_cpu": not cuda, "bf16": cuda and cfg.model.dtype == "bfloat16", "fp16": cuda and cfg.model.dtype == "float16",
+            "activation_checkpointing": False, "report_to": cfg.report_to, "save_only_model": True}
+
+
+def grpo_config(phase: GRPOPhaseConfig, cfg: RunConfig, output_dir: str, seed: int, path: str = "grpo") -> Any:
+    """TRL's GRPOConfig: the run's device and vLLM settings, then the phase's table (which wins,
+    so ``grpo_answerer.bf16 = true`` overrides the dtype-derived default). TRL's own value checks
+    become one-line `ConfigError` s naming the table."""
+    from trl import GRPOConfig
+
+    check_phase(phase, path)
+    args = {**device_args(cfg), "output_dir": output_dir, "seed": seed, "use_vllm": cfg.use_vllm, "vllm_mode": cfg.vllm_mode,
+            "vllm_gpu_memory_utilization": cfg.vllm_gpu_memory_utilization, **phase.to_dict()}
+    try:
+        return GRPOConfig(**args)
+    except (ValueError, TypeError) as exc:
+        raise ConfigError(f"[{path}]: TRL rejects these settings: {str(exc).splitlines()[0]}") from None
+
+
+def check_run(cfg: RunConfig) -> None:
+    """Everything TRL will be asked, checked before the run writes anything."""
+    check_type(cfg.report_to, grpo_field_types()["report_to"], "report_to")
+    for path in ("grpo_generator", "grpo_answerer"):
+        grpo_config(getattr(cfg, path), cfg, cfg.output_dir, cfg.seed, path)
+
+
+@functools.cache
+def check_generate_signature(trainer_cls: type | None = None) -> None:
+    """A clear error if a trainer's internal generator (default: the installed TRL's GRPOTrainer)
+    is not the one `generate_turn` calls."""
+    import trl
+
+    if trainer_cls is None:
+        trainer_cls = trl.GRPOTrainer
+    method = getattr(trainer_cls, "_generate_single_turn", None)
+    found = tuple(inspect.signature(method).parameters) if callable(method) else ()
+    if found != GENERATE_PARAMETERS:
+        shown = f"({', '.join(found)})" if found else " (missing)"
+        raise IncompatibleTRLError(
+            f"trl {trl.__version__}: {trainer_cls.__name__}._generate_single_turn{shown} differs from "
+            f"({', '.join(GENERATE_PARAMETERS)}), which osint-selfplay's multi-turn rollout calls; install trl>=1.16,<1.17"
+        )
+
+
+def generate_turn(trainer: Any, prompt_ids: list[list[int]]) -> list[list[int]]:
+    """One model turn for each prompt (token ids in, completion token ids out), through the
+    trainer's own generator: HF ``generate`` on a CPU, vLLM when the trainer uses it."""
+    check_generate_signature(type(trainer))
+    completion_ids, _logprobs = trainer._generate_single_turn(prompt_ids, None, {}, 1)
+    return [list(ids) for ids in completion_ids]
