@@ -10,9 +10,12 @@ fields are stale) never appear in a record.
 
 from __future__ import annotations
 
-from typing import Any
+import functools
+from collections.abc import Callable
+from typing import Any, NoReturn
 
 from osint_gym.schema import RECORD_FIELDS, Direction, Edge
+from osint_gym.text import json_fragment
 from osint_gym.world.graph import World
 
 Record = dict[str, Any]
@@ -21,6 +24,97 @@ INVERSE = " (inverse)"  # suffix of inverse relations on knowledge-graph entity 
 LIST_LIMIT = 25  # members shown on an org/location/event page; keeps observations bounded
 
 
+# ---------------------------------------------------------------------------- read-only, cached records
+def _read_only(self: Any, *args: Any, **kwargs: Any) -> NoReturn:
+    raise TypeError(f"platform records are cached and shared: this {type(self).__name__} is read-only (copy it first)")
+
+
+class FrozenRecord(dict):  # type: ignore[type-arg]
+    """A read-only record dict: records are pure functions of (world, entity), so each is built once
+    per world and shared; mutating one would change every later tool result, so it raises.
+
+    It reads like a plain dict (``==``, ``isinstance(r, dict)``, JSON encoding); ``copy.deepcopy``
+    and pickling give plain, mutable dicts and lists. ``_edges`` caches `record_edges`."""
+
+    __slots__ = ("_edges", "_platforms", "_json")
+    __setitem__ = __delitem__ = clear = pop = popitem = setdefault = update = __ior__ = _read_only  # type: ignore[assignment]
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> dict[str, Any]:
+        return thaw(self)
+
+    def json_fragment(self) -> str:
+        """This record as observations spell it (`osint_gym.text`), encoded once."""
+        try:
+            return self._json
+        except AttributeError:
+            self._json = json_fragment(self)
+            return self._json
+
+    def __copy__(self) -> dict[str, Any]:
+        return dict(self)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (thaw, (thaw(self),))
+
+
+class FrozenList(list):  # type: ignore[type-arg]
+    """The read-only list inside a `FrozenRecord`."""
+
+    __slots__ = ("_platforms", "_json")
+    __setitem__ = __delitem__ = append = extend = insert = pop = remove = clear = sort = reverse = _read_only  # type: ignore[assignment]
+    __iadd__ = __imul__ = _read_only  # type: ignore[assignment]
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> list[Any]:
+        return thaw(self)
+
+    json_fragment = FrozenRecord.json_fragment
+
+    def __copy__(self) -> list[Any]:
+        return list(self)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (thaw, (thaw(self),))
+
+
+def freeze(value: Any) -> Any:
+    """``value`` with every dict and list made read-only (FrozenRecord / FrozenList)."""
+    if isinstance(value, dict):
+        return value if type(value) is FrozenRecord else FrozenRecord((k, freeze(v)) for k, v in value.items())
+    if isinstance(value, list):
+        return value if type(value) is FrozenList else FrozenList(freeze(v) for v in value)
+    return value
+
+
+def thaw(value: Any) -> Any:
+    """A plain, mutable deep copy of a (possibly frozen) record."""
+    if isinstance(value, dict):
+        return {k: thaw(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [thaw(v) for v in value]
+    return value
+
+
+def _cached(build: Callable[..., Record]) -> Callable[..., Record]:
+    """Build a record once per (world, arguments) and share it read-only (worlds are never mutated).
+    The cache lives in ``world.cache`` (dropped when a world is pickled); ``build.__wrapped__`` is the
+    uncached builder."""
+    name = build.__name__
+
+    @functools.wraps(build)
+    def cached(world: World, *args: Any) -> Record:
+        store = world.cache.get("records")
+        if store is None:
+            store = world.cache["records"] = {}
+        key = (name, *args)
+        record = store.get(key)
+        if record is None:
+            record = store[key] = freeze(build(world, *args))
+        return record
+
+    return cached
+
+
+@_cached
 def ref(world: World, entity_id: str) -> Record:
     """A short reference to another entity, as records embed them."""
     attrs = world.entity(entity_id)
@@ -45,6 +139,7 @@ def _linked(world: World, record: str, field: str, entity_id: str) -> list[str]:
     return world.neighbors(entity_id, relation, direction)
 
 
+@_cached
 def person_page(world: World, pid: str) -> Record:
     # only accounts their owner lists publicly: who runs an unlisted account stays hidden
     accounts = [a for a in _linked(world, "person", "accounts", pid) if world.entity(a).get("listed")]
@@ -59,6 +154,7 @@ def person_page(world: World, pid: str) -> Record:
     }
 
 
+@_cached
 def account_page(world: World, aid: str) -> Record:
     a = world.entity(aid)
     return {
@@ -75,6 +171,7 @@ def account_page(world: World, aid: str) -> Record:
     }
 
 
+@_cached
 def organization_page(world: World, oid: str) -> Record:
     return {
         "id": oid,
@@ -85,6 +182,7 @@ def organization_page(world: World, oid: str) -> Record:
     }
 
 
+@_cached
 def location_page(world: World, lid: str) -> Record:
     return {
         "id": lid,
@@ -96,6 +194,7 @@ def location_page(world: World, lid: str) -> Record:
     }
 
 
+@_cached
 def event_page(world: World, eid: str) -> Record:
     return {
         "id": eid,
@@ -107,6 +206,7 @@ def event_page(world: World, eid: str) -> Record:
     }
 
 
+@_cached
 def post_record(world: World, pid: str) -> Record:
     p = world.entity(pid)
     return {
@@ -120,6 +220,7 @@ def post_record(world: World, pid: str) -> Record:
     }
 
 
+@_cached
 def thread_record(world: World, tid: str) -> Record:
     t = world.entity(tid)
     return {
@@ -134,6 +235,7 @@ def thread_record(world: World, tid: str) -> Record:
     }
 
 
+@_cached
 def activity_record(world: World, aid: str, limit: int) -> Record:
     started = [t for t in _linked(world, "activity", "threads_started", aid) if world.type_of(t) == "thread"]
     commented = _linked(world, "activity", "commented_on", aid)
@@ -147,6 +249,11 @@ def activity_record(world: World, aid: str, limit: int) -> Record:
 
 def kg_entity_page(world: World, eid: str, relation: str | None = None, limit: int = LIST_LIMIT) -> Record:
     """An imported knowledge-graph entity: its facts grouped by relation (inverse ones marked)."""
+    return _kg_entity_page(world, eid, relation, limit)
+
+
+@_cached
+def _kg_entity_page(world: World, eid: str, relation: str | None, limit: int) -> Record:
     facts: dict[str, list[str]] = {}
     for rel, direction, other in world.relations_of(eid):
         if relation is not None and rel != relation:
@@ -157,6 +264,7 @@ def kg_entity_page(world: World, eid: str, relation: str | None = None, limit: i
     return {"id": eid, "type": "entity", "name": world.label(eid), "facts": facts}
 
 
+@_cached
 def connections(world: World, entity_id: str) -> Record:
     etype = world.type_of(entity_id)
     if etype == "person":
@@ -204,8 +312,19 @@ def record_edges(record: Record) -> list[Edge]:
     """The world edges a record exhibits, read from its fields alone.
 
     This is the single definition of "what a record shows": tools use it to decide which edges
-    ``add_edge`` may cite, and the oracle agent uses it to read tool results.
+    ``add_edge`` may cite, and the oracle agent uses it to read tool results. A cached (read-only)
+    record computes them once.
     """
+    if type(record) is FrozenRecord:
+        try:
+            return list(record._edges)
+        except AttributeError:
+            record._edges = tuple(_record_edges(record))
+            return list(record._edges)
+    return _record_edges(record)
+
+
+def _record_edges(record: Record) -> list[Edge]:
     rid, rtype = record.get("id"), record.get("type")
     if not isinstance(rid, str):
         return []
@@ -227,6 +346,30 @@ def record_edges(record: Record) -> list[Edge]:
         for other in _ids(value):
             edges.append(Edge(rid, rel, other) if direction is Direction.OUT else Edge(other, rel, rid))
     return list(dict.fromkeys(edges))
+
+
+def platforms_in(data: Any) -> dict[str, str]:
+    """id -> platform of every account (page or reference) inside ``data``; computed once per cached record."""
+    if type(data) is FrozenRecord or type(data) is FrozenList:
+        try:
+            return data._platforms  # type: ignore[union-attr, no-any-return]
+        except AttributeError:
+            pass
+    found: dict[str, str] = {}
+    if isinstance(data, dict):
+        if isinstance(data.get("id"), str) and "platform" in data:
+            found[data["id"]] = data["platform"]
+        values: Any = data.values()
+    elif isinstance(data, list):
+        values = data
+    else:
+        return found
+    for value in values:
+        if isinstance(value, (dict, list)):
+            found.update(platforms_in(value))
+    if type(data) is FrozenRecord or type(data) is FrozenList:
+        data._platforms = found  # type: ignore[union-attr]
+    return found
 
 
 def records_in(data: Any) -> list[Record]:
