@@ -67,6 +67,9 @@ def json_fragment(data: Any) -> str:
     return _encode_whole(data)
 
 
+_KEYS: dict[str, str] = {}  # '"key":' as encoded, by key
+
+
 def _encode_in_charset(data: Any) -> str:
     """Compact JSON within CHARSET, byte for byte what encoding ``data`` whole gives.
 
@@ -78,9 +81,14 @@ def _encode_in_charset(data: Any) -> str:
     if t is dict:
         parts = []
         for key, value in data.items():
-            if type(key) is not str:
-                return _encode_whole(data)  # json's key coercion: leave it to the encoder
-            parts.append(_in_charset(_encode_str(key)) + ":" + _encode_in_charset(value))
+            head = _KEYS.get(key)
+            if head is None:
+                if type(key) is not str:
+                    return _encode_whole(data)  # json's key coercion: leave it to the encoder
+                head = _in_charset(_encode_str(key)) + ":"
+                if len(_KEYS) < 4096:  # observation keys are a small, fixed vocabulary
+                    _KEYS[key] = head
+            parts.append(head + _encode_in_charset(value))
         return "{" + ",".join(parts) + "}"
     if t is list:
         return "[" + ",".join([_encode_in_charset(v) for v in data]) + "]"

@@ -180,11 +180,15 @@ def get_thread(world: World, notes: Notes, thread_id: str) -> ToolOutput:
     return _output(views.thread_record(world, _entity(world, thread_id, ("thread",), "thread_id")), notes)
 
 
+@views.cached_record
+def _posts_page(world: World, aid: str, relation: str, direction: str, limit: int) -> views.Record:
+    posts = [p for p in world.neighbors(aid, relation, direction) if world.type_of(p) == "post"]
+    return {"account": views.ref(world, aid), "total": len(posts), "posts": [views.post_record(world, p) for p in posts[:limit]]}
+
+
 def _posts_about(world: World, notes: Notes, account: str, relation: str, direction: str, limit: int) -> ToolOutput:
     aid = _entity(world, account, ("account",), "account")
-    posts = [p for p in world.neighbors(aid, relation, direction) if world.type_of(p) == "post"]
-    data = {"account": views.ref(world, aid), "total": len(posts), "posts": [views.post_record(world, p) for p in posts[:limit]]}
-    return _output(data, notes)
+    return _output(_posts_page(world, aid, relation, direction, limit), notes)
 
 
 def get_user_posts(world: World, notes: Notes, account: str, limit: int) -> ToolOutput:

@@ -94,7 +94,7 @@ def thaw(value: Any) -> Any:
     return value
 
 
-def _cached(build: Callable[..., Record]) -> Callable[..., Record]:
+def cached_record(build: Callable[..., Record]) -> Callable[..., Record]:
     """Build a record once per (world, arguments) and share it read-only (worlds are never mutated).
     The cache lives in ``world.cache`` (dropped when a world is pickled); ``build.__wrapped__`` is the
     uncached builder."""
@@ -114,7 +114,7 @@ def _cached(build: Callable[..., Record]) -> Callable[..., Record]:
     return cached
 
 
-@_cached
+@cached_record
 def ref(world: World, entity_id: str) -> Record:
     """A short reference to another entity, as records embed them."""
     attrs = world.entity(entity_id)
@@ -139,7 +139,7 @@ def _linked(world: World, record: str, field: str, entity_id: str) -> list[str]:
     return world.neighbors(entity_id, relation, direction)
 
 
-@_cached
+@cached_record
 def person_page(world: World, pid: str) -> Record:
     # only accounts their owner lists publicly: who runs an unlisted account stays hidden
     accounts = [a for a in _linked(world, "person", "accounts", pid) if world.entity(a).get("listed")]
@@ -154,7 +154,7 @@ def person_page(world: World, pid: str) -> Record:
     }
 
 
-@_cached
+@cached_record
 def account_page(world: World, aid: str) -> Record:
     a = world.entity(aid)
     return {
@@ -171,7 +171,7 @@ def account_page(world: World, aid: str) -> Record:
     }
 
 
-@_cached
+@cached_record
 def organization_page(world: World, oid: str) -> Record:
     return {
         "id": oid,
@@ -182,7 +182,7 @@ def organization_page(world: World, oid: str) -> Record:
     }
 
 
-@_cached
+@cached_record
 def location_page(world: World, lid: str) -> Record:
     return {
         "id": lid,
@@ -194,7 +194,7 @@ def location_page(world: World, lid: str) -> Record:
     }
 
 
-@_cached
+@cached_record
 def event_page(world: World, eid: str) -> Record:
     return {
         "id": eid,
@@ -206,7 +206,7 @@ def event_page(world: World, eid: str) -> Record:
     }
 
 
-@_cached
+@cached_record
 def post_record(world: World, pid: str) -> Record:
     p = world.entity(pid)
     return {
@@ -220,7 +220,7 @@ def post_record(world: World, pid: str) -> Record:
     }
 
 
-@_cached
+@cached_record
 def thread_record(world: World, tid: str) -> Record:
     t = world.entity(tid)
     return {
@@ -235,7 +235,7 @@ def thread_record(world: World, tid: str) -> Record:
     }
 
 
-@_cached
+@cached_record
 def activity_record(world: World, aid: str, limit: int) -> Record:
     started = [t for t in _linked(world, "activity", "threads_started", aid) if world.type_of(t) == "thread"]
     commented = _linked(world, "activity", "commented_on", aid)
@@ -252,7 +252,7 @@ def kg_entity_page(world: World, eid: str, relation: str | None = None, limit: i
     return _kg_entity_page(world, eid, relation, limit)
 
 
-@_cached
+@cached_record
 def _kg_entity_page(world: World, eid: str, relation: str | None, limit: int) -> Record:
     facts: dict[str, list[str]] = {}
     for rel, direction, other in world.relations_of(eid):
@@ -264,7 +264,7 @@ def _kg_entity_page(world: World, eid: str, relation: str | None, limit: int) ->
     return {"id": eid, "type": "entity", "name": world.label(eid), "facts": facts}
 
 
-@_cached
+@cached_record
 def connections(world: World, entity_id: str) -> Record:
     etype = world.type_of(entity_id)
     if etype == "person":
