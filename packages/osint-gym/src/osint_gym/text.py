@@ -68,6 +68,18 @@ def json_fragment(data: Any) -> str:
 
 
 _KEYS: dict[str, str] = {}  # '"key":' as encoded, by key
+_LITERALS = {True: "true", False: "false", None: "null"}
+
+
+def _encode_value(value: Any) -> str:
+    t = type(value)
+    if t is str:
+        return _in_charset(_encode_str(value))
+    if t is int:
+        return int.__repr__(value)
+    if t is bool or value is None:
+        return _LITERALS[value]
+    return _encode_in_charset(value)
 
 
 def _encode_in_charset(data: Any) -> str:
@@ -88,20 +100,10 @@ def _encode_in_charset(data: Any) -> str:
                 head = _in_charset(_encode_str(key)) + ":"
                 if len(_KEYS) < 4096:  # observation keys are a small, fixed vocabulary
                     _KEYS[key] = head
-            parts.append(head + _encode_in_charset(value))
+            parts.append(head + _encode_value(value))
         return "{" + ",".join(parts) + "}"
     if t is list:
-        return "[" + ",".join([_encode_in_charset(v) for v in data]) + "]"
-    if t is str:
-        return _in_charset(_encode_str(data))
-    if t is int:
-        return int.__repr__(data)
-    if data is True:
-        return "true"
-    if data is False:
-        return "false"
-    if data is None:
-        return "null"
+        return "[" + ",".join([_encode_value(v) for v in data]) + "]"
     fragment = getattr(data, "json_fragment", None)
     if fragment is not None:
         return fragment()  # type: ignore[no-any-return]

@@ -75,18 +75,7 @@ class ToolOutput:
     @property
     def entities(self) -> frozenset[str]:
         """Every entity id the result shows: records and every reference inside them."""
-        found: set[str] = set()
-        stack: list[Any] = [self.data]
-        while stack:  # every entity a record shows appears as an "id" field somewhere in it
-            item = stack.pop()
-            if isinstance(item, dict):
-                rid = item.get("id")
-                if isinstance(rid, str):
-                    found.add(rid)
-                stack.extend(v for v in item.values() if isinstance(v, (dict, list)))
-            elif isinstance(item, list):
-                stack.extend(v for v in item if isinstance(v, (dict, list)))
-        return frozenset(found)
+        return views.entities_in(self.data)
 
 
 # ---------------------------------------------------------------------------- argument checks

@@ -34,9 +34,10 @@ class FrozenRecord(dict):  # type: ignore[type-arg]
     per world and shared; mutating one would change every later tool result, so it raises.
 
     It reads like a plain dict (``==``, ``isinstance(r, dict)``, JSON encoding); ``copy.deepcopy``
-    and pickling give plain, mutable dicts and lists. ``_edges`` caches `record_edges`."""
+    and pickling give plain, mutable dicts and lists. ``_derived`` holds what is computed from it once
+    (its edges, references, JSON text: see `_memo`)."""
 
-    __slots__ = ("_edges", "_platforms", "_json")
+    __slots__ = ("_derived",)
     __setitem__ = __delitem__ = clear = pop = popitem = setdefault = update = __ior__ = _read_only  # type: ignore[assignment]
 
     def __deepcopy__(self, memo: dict[int, Any]) -> dict[str, Any]:
@@ -44,11 +45,7 @@ class FrozenRecord(dict):  # type: ignore[type-arg]
 
     def json_fragment(self) -> str:
         """This record as observations spell it (`osint_gym.text`), encoded once."""
-        try:
-            return self._json
-        except AttributeError:
-            self._json = json_fragment(self)
-            return self._json
+        return _memo(self, json_fragment)  # type: ignore[no-any-return]
 
     def __copy__(self) -> dict[str, Any]:
         return dict(self)
@@ -60,7 +57,7 @@ class FrozenRecord(dict):  # type: ignore[type-arg]
 class FrozenList(list):  # type: ignore[type-arg]
     """The read-only list inside a `FrozenRecord`."""
 
-    __slots__ = ("_platforms", "_json")
+    __slots__ = ("_derived",)
     __setitem__ = __delitem__ = append = extend = insert = pop = remove = clear = sort = reverse = _read_only  # type: ignore[assignment]
     __iadd__ = __imul__ = _read_only  # type: ignore[assignment]
 
@@ -74,6 +71,20 @@ class FrozenList(list):  # type: ignore[type-arg]
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (thaw, (thaw(self),))
+
+
+def _memo(data: Any, compute: Callable[[Any], Any]) -> Any:
+    """``compute(data)``, kept on ``data`` when it is a read-only record (pure of its content)."""
+    if type(data) is not FrozenRecord and type(data) is not FrozenList:
+        return compute(data)
+    try:
+        derived = data._derived
+    except AttributeError:
+        derived = data._derived = {}
+    value = derived.get(compute)
+    if value is None:
+        value = derived[compute] = compute(data)
+    return value
 
 
 def freeze(value: Any) -> Any:
@@ -315,16 +326,10 @@ def record_edges(record: Record) -> list[Edge]:
     ``add_edge`` may cite, and the oracle agent uses it to read tool results. A cached (read-only)
     record computes them once.
     """
-    if type(record) is FrozenRecord:
-        try:
-            return list(record._edges)
-        except AttributeError:
-            record._edges = tuple(_record_edges(record))
-            return list(record._edges)
-    return _record_edges(record)
+    return list(_memo(record, _record_edges))
 
 
-def _record_edges(record: Record) -> list[Edge]:
+def _record_edges(record: Record) -> tuple[Edge, ...]:
     rid, rtype = record.get("id"), record.get("type")
     if not isinstance(rid, str):
         return []
@@ -345,40 +350,58 @@ def _record_edges(record: Record) -> list[Edge]:
             value = [v.get(field.item) for v in value if isinstance(v, dict)] if isinstance(value, list) else []
         for other in _ids(value):
             edges.append(Edge(rid, rel, other) if direction is Direction.OUT else Edge(other, rel, rid))
-    return list(dict.fromkeys(edges))
+    return tuple(dict.fromkeys(edges))
+
+
+def entities_in(data: Any) -> frozenset[str]:
+    """Every entity id ``data`` shows (each appears as an ``"id"`` field somewhere); once per cached record."""
+    return _memo(data, _entities_in)  # type: ignore[no-any-return]
+
+
+def _entities_in(data: Any) -> frozenset[str]:
+    found: set[str] = set()
+    if isinstance(data, dict):
+        if isinstance(data.get("id"), str):
+            found.add(data["id"])
+        values: Any = data.values()
+    else:
+        values = data if isinstance(data, list) else ()
+    for value in values:
+        if isinstance(value, (dict, list)):
+            found |= entities_in(value)
+    return frozenset(found)
 
 
 def platforms_in(data: Any) -> dict[str, str]:
-    """id -> platform of every account (page or reference) inside ``data``; computed once per cached record."""
-    if type(data) is FrozenRecord or type(data) is FrozenList:
-        try:
-            return data._platforms  # type: ignore[union-attr, no-any-return]
-        except AttributeError:
-            pass
+    """id -> platform of every account (page or reference) inside ``data``; once per cached record."""
+    return _memo(data, _platforms_in)  # type: ignore[no-any-return]
+
+
+def _platforms_in(data: Any) -> dict[str, str]:
     found: dict[str, str] = {}
     if isinstance(data, dict):
         if isinstance(data.get("id"), str) and "platform" in data:
             found[data["id"]] = data["platform"]
         values: Any = data.values()
-    elif isinstance(data, list):
-        values = data
     else:
-        return found
+        values = data if isinstance(data, list) else ()
     for value in values:
         if isinstance(value, (dict, list)):
             found.update(platforms_in(value))
-    if type(data) is FrozenRecord or type(data) is FrozenList:
-        data._platforms = found  # type: ignore[union-attr]
     return found
 
 
 def records_in(data: Any) -> list[Record]:
     """Every typed record inside a tool result (search results nest them in lists)."""
+    return list(_memo(data, _records_in))
+
+
+def _records_in(data: Any) -> list[Record]:
     found: list[Record] = []
     if isinstance(data, dict):
         if isinstance(data.get("type"), str) and "id" in data:
             found.append(data)
         for key in ("results", "posts"):
             for item in data.get(key, ()) if isinstance(data.get(key), list) else ():
-                found += records_in(item)
+                found += _memo(item, _records_in)
     return found
