@@ -11,6 +11,7 @@ import random
 import pytest
 
 from osint_gym import text, views
+from osint_gym.frozen import freeze, thaw
 from osint_gym.env import OSINTEnv
 from osint_gym.tasks import TaskSampler
 from osint_gym.text import _encode_whole, fit_json
@@ -46,7 +47,7 @@ class _NoStore(dict):
 
 def _uncached(monkeypatch: pytest.MonkeyPatch, world) -> None:
     """Plain, freshly built records on every call: no sharing, no memo, the C encoder on plain dicts."""
-    monkeypatch.setattr(views, "freeze", views.thaw)
+    monkeypatch.setattr(views, "freeze", thaw)  # the name views looks up
     monkeypatch.setattr(text, "_encode_in_charset", text._encode_whole)
     world.cache["records"] = _NoStore()
 
@@ -118,7 +119,7 @@ def test_tool_result_cannot_mutate_the_shared_record(world) -> None:
 
 def test_copies_of_a_shared_record_are_plain_and_mutable(world) -> None:
     record = views.page(world, "person_3")
-    for copied in (copy.deepcopy(record), pickle.loads(pickle.dumps(record)), views.thaw(record)):
+    for copied in (copy.deepcopy(record), pickle.loads(pickle.dumps(record)), thaw(record)):
         assert copied == record and type(copied) is dict and type(copied["accounts"]) is list
         copied["name"] = "changed"
         copied["accounts"].append({"id": "x"})
@@ -126,9 +127,9 @@ def test_copies_of_a_shared_record_are_plain_and_mutable(world) -> None:
 
 
 def test_observation_encoding_is_the_json_encoding_within_the_charset() -> None:
-    frozen = views.freeze({"id": "post_1", "type": "post", "text": "caf\u00e9 \u4e2d \U0001f600 \x07", "tags": [1, None, True]})
+    frozen = freeze({"id": "post_1", "type": "post", "text": "caf\u00e9 \u4e2d \U0001f600 \x07", "tags": [1, None, True]})
     obs = {"step": 1, "steps_left": 3, "results": [{"call": "get_post", "ok": True, "result": frozen},
                                                    {"call": "x", "ok": False, "error": "bad \u2603", "n": 1.5}]}
     text = fit_json(obs, 16_384)
-    assert text == _encode_whole(views.thaw(obs))
-    assert json.loads(text) == views.thaw(obs) and "\\u4e2d" in text and "\u00e9" in text
+    assert text == _encode_whole(thaw(obs))
+    assert json.loads(text) == thaw(obs) and "\\u4e2d" in text and "\u00e9" in text

@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from typing import Any, NoReturn
+from typing import Any
 
+from osint_gym.frozen import freeze, memo
 from osint_gym.schema import RECORD_FIELDS, Direction, Edge
-from osint_gym.text import json_fragment
 from osint_gym.world.graph import World
+
 
 Record = dict[str, Any]
 INVERSE = " (inverse)"  # suffix of inverse relations on knowledge-graph entity pages
@@ -24,89 +25,9 @@ INVERSE = " (inverse)"  # suffix of inverse relations on knowledge-graph entity 
 LIST_LIMIT = 25  # members shown on an org/location/event page; keeps observations bounded
 
 
-# ---------------------------------------------------------------------------- read-only, cached records
-def _read_only(self: Any, *args: Any, **kwargs: Any) -> NoReturn:
-    raise TypeError(f"platform records are cached and shared: this {type(self).__name__} is read-only (copy it first)")
-
-
-class FrozenRecord(dict):  # type: ignore[type-arg]
-    """A read-only record dict: records are pure functions of (world, entity), so each is built once
-    per world and shared; mutating one would change every later tool result, so it raises.
-
-    It reads like a plain dict (``==``, ``isinstance(r, dict)``, JSON encoding); ``copy.deepcopy``
-    and pickling give plain, mutable dicts and lists. ``_derived`` holds what is computed from it once
-    (its edges, references, JSON text: see `_memo`)."""
-
-    __slots__ = ("_derived",)
-    __setitem__ = __delitem__ = clear = pop = popitem = setdefault = update = __ior__ = _read_only  # type: ignore[assignment]
-
-    def __deepcopy__(self, memo: dict[int, Any]) -> dict[str, Any]:
-        return thaw(self)
-
-    def json_fragment(self) -> str:
-        """This record as observations spell it (`osint_gym.text`), encoded once."""
-        return _memo(self, json_fragment)  # type: ignore[no-any-return]
-
-    def __copy__(self) -> dict[str, Any]:
-        return dict(self)
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (thaw, (thaw(self),))
-
-
-class FrozenList(list):  # type: ignore[type-arg]
-    """The read-only list inside a `FrozenRecord`."""
-
-    __slots__ = ("_derived",)
-    __setitem__ = __delitem__ = append = extend = insert = pop = remove = clear = sort = reverse = _read_only  # type: ignore[assignment]
-    __iadd__ = __imul__ = _read_only  # type: ignore[assignment]
-
-    def __deepcopy__(self, memo: dict[int, Any]) -> list[Any]:
-        return thaw(self)
-
-    json_fragment = FrozenRecord.json_fragment
-
-    def __copy__(self) -> list[Any]:
-        return list(self)
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (thaw, (thaw(self),))
-
-
-def _memo(data: Any, compute: Callable[[Any], Any]) -> Any:
-    """``compute(data)``, kept on ``data`` when it is a read-only record (pure of its content)."""
-    if type(data) is not FrozenRecord and type(data) is not FrozenList:
-        return compute(data)
-    try:
-        derived = data._derived
-    except AttributeError:
-        derived = data._derived = {}
-    value = derived.get(compute)
-    if value is None:
-        value = derived[compute] = compute(data)
-    return value
-
-
-def freeze(value: Any) -> Any:
-    """``value`` with every dict and list made read-only (FrozenRecord / FrozenList)."""
-    if isinstance(value, dict):
-        return value if type(value) is FrozenRecord else FrozenRecord((k, freeze(v)) for k, v in value.items())
-    if isinstance(value, list):
-        return value if type(value) is FrozenList else FrozenList(freeze(v) for v in value)
-    return value
-
-
-def thaw(value: Any) -> Any:
-    """A plain, mutable deep copy of a (possibly frozen) record."""
-    if isinstance(value, dict):
-        return {k: thaw(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [thaw(v) for v in value]
-    return value
-
-
+# ---------------------------------------------------------------------------- records built once per world
 def cached_record(build: Callable[..., Record]) -> Callable[..., Record]:
-    """Build a record once per (world, arguments) and share it read-only (worlds are never mutated).
+    """Build a record once per (world, arguments) and share it read-only (`osint_gym.frozen`; worlds are never mutated).
     The cache lives in ``world.cache`` (dropped when a world is pickled); ``build.__wrapped__`` is the
     uncached builder."""
     name = build.__name__
@@ -326,7 +247,7 @@ def record_edges(record: Record) -> list[Edge]:
     ``add_edge`` may cite, and the oracle agent uses it to read tool results. A cached (read-only)
     record computes them once.
     """
-    return list(_memo(record, _record_edges))
+    return list(memo(record, _record_edges))
 
 
 def _record_edges(record: Record) -> tuple[Edge, ...]:
@@ -355,7 +276,7 @@ def _record_edges(record: Record) -> tuple[Edge, ...]:
 
 def entities_in(data: Any) -> frozenset[str]:
     """Every entity id ``data`` shows (each appears as an ``"id"`` field somewhere); once per cached record."""
-    return _memo(data, _entities_in)  # type: ignore[no-any-return]
+    return memo(data, _entities_in)  # type: ignore[no-any-return]
 
 
 def _entities_in(data: Any) -> frozenset[str]:
@@ -374,7 +295,7 @@ def _entities_in(data: Any) -> frozenset[str]:
 
 def platforms_in(data: Any) -> dict[str, str]:
     """id -> platform of every account (page or reference) inside ``data``; once per cached record."""
-    return _memo(data, _platforms_in)  # type: ignore[no-any-return]
+    return memo(data, _platforms_in)  # type: ignore[no-any-return]
 
 
 def _platforms_in(data: Any) -> dict[str, str]:
@@ -393,7 +314,7 @@ def _platforms_in(data: Any) -> dict[str, str]:
 
 def records_in(data: Any) -> list[Record]:
     """Every typed record inside a tool result (search results nest them in lists)."""
-    return list(_memo(data, _records_in))
+    return list(memo(data, _records_in))
 
 
 def _records_in(data: Any) -> list[Record]:
@@ -403,5 +324,5 @@ def _records_in(data: Any) -> list[Record]:
             found.append(data)
         for key in ("results", "posts"):
             for item in data.get(key, ()) if isinstance(data.get(key), list) else ():
-                found += _memo(item, _records_in)
+                found += memo(item, _records_in)
     return found
