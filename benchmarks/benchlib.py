@@ -10,6 +10,7 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from typing import Any
 
 import gymnasium as gym
@@ -138,23 +139,38 @@ def world_build(n_people: int) -> dict[str, float]:
     return json.loads(out.stdout)
 
 
-def task_rate(n: int = 500, seed: int = 0) -> dict[str, float]:
-    """Verified, uniqueness-checked tasks per second on the default world: first on a fresh world
-    (its records built as the oracle reads them), then again with a new sampler on the same world
-    (records already built: what every later sampler on a world gets)."""
+def task_rate(n: int = 500, seed: int = 0, reference: Callable[[int, int], None] | None = None, rounds: int = 5) -> dict[str, Any]:
+    """Verified tasks per second (repeated questions skipped) on the default world, in ``rounds`` rounds of
+    ``n // rounds`` tasks (consecutive indices, one sampler). ``reference(start, count)``, if given,
+    makes ``count`` reference items right after each round, so that a load change on a shared
+    machine hits both; ``ratio`` is the median of the per-round ratios. The first round runs on a
+    fresh world (records built as the oracle reads them); ``warm`` rounds reuse them."""
     from osint_gym.tasks import TaskSampler
     from osint_gym.world import WorldConfig
     from osint_gym.world.cache import cached_world
 
     world = cached_world(WorldConfig(), seed)
     world.cache.pop("records", None)  # measure the fresh world, whatever ran before in this process
-    out: dict[str, float] = {}
-    for label in ("cold", "warm"):
-        sampler = TaskSampler(world, seed)
+    sampler = TaskSampler(world, seed)
+    per = max(1, n // rounds)
+    ours: list[float] = []
+    refs: list[float] = []
+    start = 0
+    for r in range(rounds):
         t0 = time.perf_counter()
-        tasks = sampler.generate(n, unique=True)
-        dt = time.perf_counter() - t0
-        out[f"{label}_tasks_per_s"] = len(tasks) / dt
-    out.update({"tasks": len(tasks), "seconds": dt, "tasks_per_s": out["cold_tasks_per_s"],
-                "rejected": sum(sampler.rejections.values())})
+        tasks = sampler.generate(per, start=start, unique=True)  # duplicates skipped within a round
+        ours.append(len(tasks) / (time.perf_counter() - t0))
+        start = tasks[-1].provenance["index"] + 1
+        if reference is not None:
+            t0 = time.perf_counter()
+            reference(r * per, per)
+            refs.append(per / (time.perf_counter() - t0))
+    out: dict[str, Any] = {
+        "tasks": per * rounds, "rounds": rounds, "tasks_per_s": statistics.median(ours), "cold_tasks_per_s": ours[0],
+        "warm_tasks_per_s": statistics.median(ours[1:] or ours), "rounds_tasks_per_s": [round(x) for x in ours],
+        "rejected": sum(sampler.rejections.values()),
+    }
+    if refs:
+        out.update({"reference_per_s": statistics.median(refs), "ratio": statistics.median(o / f for o, f in zip(ours, refs)),
+                    "rounds_ratio": [round(o / f, 3) for o, f in zip(ours, refs)]})
     return out
