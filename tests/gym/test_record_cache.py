@@ -133,3 +133,12 @@ def test_observation_encoding_is_the_json_encoding_within_the_charset() -> None:
     text = fit_json(obs, 16_384)
     assert text == _encode_whole(thaw(obs))
     assert json.loads(text) == thaw(obs) and "\\u4e2d" in text and "\u00e9" in text
+
+
+def test_the_record_cache_is_bounded_and_rebuilds_identically(monkeypatch: pytest.MonkeyPatch) -> None:
+    world = generate_world(WorldConfig(n_people=60), seed=2)
+    monkeypatch.setattr(views, "MAX_CACHED_RECORDS", 10)
+    people = world.ids("person")[:30]
+    first = [json.dumps(views.page(world, p)) for p in people]
+    assert len(world.cache["records"]) <= 10
+    assert [json.dumps(views.page(world, p)) for p in people] == first

@@ -133,7 +133,7 @@ def _text_index(world: World, etype: str) -> dict[str, dict[str, None]]:
     index = world.cache.get(key)
     if index is None:
         index = {}
-        render = _RENDER[etype]
+        render = _RENDER[etype].__wrapped__  # type: ignore[attr-defined]  # not cached: the index reads every record once
         for rid in world.ids(etype):
             for tok in dict.fromkeys(tokenize(json.dumps(render(world, rid), ensure_ascii=False))):
                 index.setdefault(tok, {})[rid] = None

@@ -23,6 +23,9 @@ Record = dict[str, Any]
 INVERSE = " (inverse)"  # suffix of inverse relations on knowledge-graph entity pages
 
 LIST_LIMIT = 25  # members shown on an org/location/event page; keeps observations bounded
+# Records kept per world (about 3 KB each): every page of a default world fits many times over,
+# while a 100k-people world (840k entities) stays within a few hundred MB.
+MAX_CACHED_RECORDS = 100_000
 
 
 # ---------------------------------------------------------------------------- records built once per world
@@ -40,6 +43,8 @@ def cached_record(build: Callable[..., Record]) -> Callable[..., Record]:
         key = (name, *args)
         record = store.get(key)
         if record is None:
+            if len(store) >= MAX_CACHED_RECORDS:
+                store.clear()  # bounds memory on huge worlds; records are rebuilt identically
             record = store[key] = freeze(build(world, *args))
         return record
 
