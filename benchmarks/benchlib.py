@@ -10,6 +10,7 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from typing import Any
 
 import gymnasium as gym
@@ -41,24 +42,78 @@ def _median_step(env: gym.Env, actions: list[Any], n: int) -> tuple[float, float
     return statistics.median(step_times), statistics.median(reset_times)
 
 
-def step_ratio(n: int = 5000) -> dict[str, float]:
-    """Median ``step()``/``reset()`` of OSINT-v0 vs CartPole-v1, both through ``gym.make``."""
+def _median_call(fn: Any, n: int) -> float:
+    """Median seconds of ``fn()`` over ``n`` calls."""
+    times: list[float] = []
+    for _ in range(n):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+def step_ratio(n: int = 5000, rounds: int = 5) -> dict[str, float]:
+    """Median ``step()``/``reset()`` of OSINT-v0 vs CartPole-v1, both through ``gym.make``.
+
+    The two envs are measured in alternating rounds of ``n // rounds`` steps, so a load change on a
+    shared machine hits both; the ratio reported is the median of the per-round ratios. ``reset``
+    is OSINT-v0's default mode (a fresh verified task sampled per reset); ``fixed_reset`` is reset
+    on a fixed list of stamped tasks (the v0:test split), which verifies nothing."""
     import osint_gym  # noqa: F401  (registers the ids)
+    from osint_gym.benchmark import benchmark_tasks, benchmark_world
 
     osint = gym.make("OSINT-v0")
+    fixed = gym.make("OSINT-v0", world=benchmark_world("v0:test"), tasks=benchmark_tasks("v0:test"))
     cart = gym.make("CartPole-v1")
     cart.action_space.seed(0)
     cart_actions = [cart.action_space.sample() for _ in range(64)]
     osint_actions = [_STEP_ACTIONS[i % len(_STEP_ACTIONS)] % (i * 7 % 150) for i in range(64)]
     _median_step(osint, osint_actions, 200)  # warm-up: text indices, caches
     _median_step(cart, cart_actions, 200)
-    o_step, o_reset = _median_step(osint, osint_actions, n)
-    c_step, c_reset = _median_step(cart, cart_actions, n)
+    per = max(1, n // rounds)
+    rows = []
+    for _ in range(rounds):
+        o_step, o_reset = _median_step(osint, osint_actions, per)
+        c_step, c_reset = _median_step(cart, cart_actions, per)
+        f_reset = _median_call(fixed.reset, max(50, per // 10))
+        rows.append((o_step, c_step, o_reset, c_reset, f_reset))
+    med = [statistics.median(col) for col in zip(*rows)]
     return {
-        "osint_step_us": o_step * 1e6, "cartpole_step_us": c_step * 1e6, "step_ratio": o_step / c_step,
-        "osint_reset_us": o_reset * 1e6, "cartpole_reset_us": c_reset * 1e6, "reset_ratio": o_reset / c_reset,
-        "steps": n,
+        "osint_step_us": med[0] * 1e6, "cartpole_step_us": med[1] * 1e6,
+        "step_ratio": statistics.median(r[0] / r[1] for r in rows),
+        "step_ratio_rounds": [round(r[0] / r[1], 2) for r in rows],
+        "osint_reset_us": med[2] * 1e6, "cartpole_reset_us": med[3] * 1e6,
+        "reset_ratio": statistics.median(r[2] / r[3] for r in rows),
+        "fixed_reset_us": med[4] * 1e6, "steps": per * rounds, "rounds": rounds,
     }
+
+
+def construction(n: int = 2000, rounds: int = 5) -> dict[str, float]:
+    """Median construction of ``OSINTEnv(world=w, tasks=[stamped_task])`` vs ``gym.make("CartPole-v1")``,
+    in alternating rounds (the ratio is the median of per-round ratios)."""
+    from osint_gym.benchmark import benchmark_tasks, benchmark_world
+    from osint_gym.env import OSINTEnv
+
+    world, task = benchmark_world("v0:test"), benchmark_tasks("v0:test")[0]
+    if task.stamp is None:
+        raise RuntimeError("benchmark tasks must carry their verification stamp")
+    per = max(1, n // rounds)
+    rows = [(_median_call(lambda: OSINTEnv(world=world, tasks=[task]), per),
+             _median_call(lambda: gym.make("CartPole-v1"), per)) for _ in range(rounds)]
+    return {"osint_construct_us": statistics.median(r[0] for r in rows) * 1e6,
+            "cartpole_make_us": statistics.median(r[1] for r in rows) * 1e6,
+            "construct_ratio": statistics.median(r[0] / r[1] for r in rows), "n": per * rounds}
+
+
+def print_env(c: dict[str, Any], r: dict[str, Any]) -> None:
+    """The env figures next to CartPole-v1's (bench_all.py and bench_env.py)."""
+    print(f"construction: OSINTEnv(world=w, tasks=[stamped task]) {c['osint_construct_us']:.1f} us (target <= 50 us) | "
+          f"gym.make('CartPole-v1') {c['cartpole_make_us']:.1f} us | ratio {c['construct_ratio']:.2f}x")
+    print(f"step():  OSINT-v0 {r['osint_step_us']:.1f} us | CartPole-v1 {r['cartpole_step_us']:.1f} us | ratio "
+          f"{r['step_ratio']:.2f}x (target <= 3x; median of {r['rounds']} alternating rounds: {r['step_ratio_rounds']})")
+    print(f"reset(): OSINT-v0 default mode (samples and verifies a fresh task) {r['osint_reset_us']:.1f} us (target <= 100 us) | "
+          f"on a fixed list of stamped tasks {r['fixed_reset_us']:.1f} us | CartPole-v1 {r['cartpole_reset_us']:.1f} us | "
+          f"ratio (default mode) {r['reset_ratio']:.1f}x")
 
 
 _BUILD_SNIPPET = """
@@ -84,15 +139,38 @@ def world_build(n_people: int) -> dict[str, float]:
     return json.loads(out.stdout)
 
 
-def task_rate(n: int = 500, seed: int = 0) -> dict[str, float]:
-    """Verified, uniqueness-checked tasks per second on the default world."""
+def task_rate(n: int = 500, seed: int = 0, reference: Callable[[int, int], None] | None = None, rounds: int = 5) -> dict[str, Any]:
+    """Verified tasks per second (repeated questions skipped) on the default world, in ``rounds`` rounds of
+    ``n // rounds`` tasks (consecutive indices, one sampler). ``reference(start, count)``, if given,
+    makes ``count`` reference items right after each round, so that a load change on a shared
+    machine hits both; ``ratio`` is the median of the per-round ratios. The first round runs on a
+    fresh world (records built as the oracle reads them); ``warm`` rounds reuse them."""
     from osint_gym.tasks import TaskSampler
     from osint_gym.world import WorldConfig
     from osint_gym.world.cache import cached_world
 
     world = cached_world(WorldConfig(), seed)
+    world.cache.pop("records", None)  # measure the fresh world, whatever ran before in this process
     sampler = TaskSampler(world, seed)
-    t0 = time.perf_counter()
-    tasks = sampler.generate(n, unique=True)
-    dt = time.perf_counter() - t0
-    return {"tasks": len(tasks), "seconds": dt, "tasks_per_s": len(tasks) / dt, "rejected": sum(sampler.rejections.values())}
+    per = max(1, n // rounds)
+    ours: list[float] = []
+    refs: list[float] = []
+    start = 0
+    for r in range(rounds):
+        t0 = time.perf_counter()
+        tasks = sampler.generate(per, start=start, unique=True)  # duplicates skipped within a round
+        ours.append(len(tasks) / (time.perf_counter() - t0))
+        start = tasks[-1].provenance["index"] + 1
+        if reference is not None:
+            t0 = time.perf_counter()
+            reference(r * per, per)
+            refs.append(per / (time.perf_counter() - t0))
+    out: dict[str, Any] = {
+        "tasks": per * rounds, "rounds": rounds, "tasks_per_s": statistics.median(ours), "cold_tasks_per_s": ours[0],
+        "warm_tasks_per_s": statistics.median(ours[1:] or ours), "rounds_tasks_per_s": [round(x) for x in ours],
+        "rejected": sum(sampler.rejections.values()),
+    }
+    if refs:
+        out.update({"reference_per_s": statistics.median(refs), "ratio": statistics.median(o / f for o, f in zip(ours, refs)),
+                    "rounds_ratio": [round(o / f, 3) for o, f in zip(ours, refs)]})
+    return out

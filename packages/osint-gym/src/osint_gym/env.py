@@ -186,8 +186,9 @@ class OSINTEnv(gym.Env[str, str]):
         if index is not None and (isinstance(index, bool) or not isinstance(index, int) or index < 0):
             raise ConfigError(f"options['task_index'] must be an integer >= 0, got {index!r}")
         if self.tasks is not None:
-            pool = [t for t in self.tasks if t.family == options.get("family", t.family)
-                    and t.difficulty == options.get("difficulty", t.difficulty)]
+            pool = self.tasks if "family" not in options and "difficulty" not in options else [
+                t for t in self.tasks if t.family == options.get("family", t.family)
+                and t.difficulty == options.get("difficulty", t.difficulty)]
             if not pool:
                 raise ConfigError(f"no task matches options {options}")
             if index is not None and index >= len(pool):

@@ -34,6 +34,7 @@ def fit_text(text: str, max_chars: int) -> str:
 # One reusable encoder: skipping json.dumps' per-call setup and the circular-reference check
 # (observations are trees built by the env) saves about a quarter of the encoding time per step.
 _ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), check_circular=False)
+_encode_str = json.encoder.encode_basestring  # the C function the encoder uses for strings (ensure_ascii=False)
 
 
 def to_json(data: Any) -> str:
@@ -49,13 +50,64 @@ def _escape_json(match: re.Match[str]) -> str:
     return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
 
 
-def _encode_in_charset(data: Any) -> str:
-    text = _ENCODER.encode(data)
+def _in_charset(text: str) -> str:
     if not (text.isascii() and text.isprintable()):
         # Outside CHARSET means non-printable or exotic: inside a JSON string both may be written
         # as \\u escapes, which keeps the text valid JSON that decodes to the same data.
         text = _OUTSIDE.sub(_escape_json, text)
     return text
+
+
+def _encode_whole(data: Any) -> str:
+    return _in_charset(_ENCODER.encode(data))
+
+
+def json_fragment(data: Any) -> str:
+    """``data`` as compact JSON within CHARSET, as it appears inside an observation (records cache it)."""
+    return _encode_whole(data)
+
+
+_KEYS: dict[str, str] = {}  # '"key":' as encoded, by key
+_LITERALS = {True: "true", False: "false", None: "null"}
+
+
+def _encode_value(value: Any) -> str:
+    t = type(value)
+    if t is str:
+        return _in_charset(_encode_str(value))
+    if t is int:
+        return int.__repr__(value)
+    if t is bool or value is None:
+        return _LITERALS[value]
+    return _encode_in_charset(value)
+
+
+def _encode_in_charset(data: Any) -> str:
+    """Compact JSON within CHARSET, byte for byte what encoding ``data`` whole gives.
+
+    The containers an observation wraps around tool results are small and encoded here; a value
+    with a ``json_fragment`` method (the read-only records of `osint_gym.views`, built once per
+    world) brings its own cached text. Escaping is per character, so escaping the pieces equals
+    escaping the whole."""
+    t = type(data)
+    if t is dict:
+        parts = []
+        for key, value in data.items():
+            head = _KEYS.get(key)
+            if head is None:
+                if type(key) is not str:
+                    return _encode_whole(data)  # json's key coercion: leave it to the encoder
+                head = _in_charset(_encode_str(key)) + ":"
+                if len(_KEYS) < 4096:  # observation keys are a small, fixed vocabulary
+                    _KEYS[key] = head
+            parts.append(head + _encode_value(value))
+        return "{" + ",".join(parts) + "}"
+    if t is list:
+        return "[" + ",".join([_encode_value(v) for v in data]) + "]"
+    fragment = getattr(data, "json_fragment", None)
+    if fragment is not None:
+        return fragment()  # type: ignore[no-any-return]
+    return _encode_whole(data)
 
 
 def _longest_list(data: Any, skip: object = None) -> list[Any] | None:
@@ -98,9 +150,9 @@ def fit_json_cut(data: dict[str, Any], max_chars: int) -> tuple[str, bool]:
         target = _longest_list(cut, skip=top) or (top if top else None)
         if target is None:
             keep = {k: cut[k] for k in ("step", "steps_left") if k in cut}
-            return _encode_in_charset({**keep, "error": f"the observation does not fit in {max_chars} characters"}), True
+            return _encode_whole({**keep, "error": f"the observation does not fit in {max_chars} characters"}), True
         target.pop()
         dropped += 1
         cut["truncated"] = f"{dropped} list items dropped to fit {max_chars} characters"
-        text = _encode_in_charset(cut)
+        text = _encode_whole(cut)  # a plain copy: the C encoder in one go
     return text, True

@@ -75,18 +75,7 @@ class ToolOutput:
     @property
     def entities(self) -> frozenset[str]:
         """Every entity id the result shows: records and every reference inside them."""
-        found: set[str] = set()
-        stack: list[Any] = [self.data]
-        while stack:  # every entity a record shows appears as an "id" field somewhere in it
-            item = stack.pop()
-            if isinstance(item, dict):
-                rid = item.get("id")
-                if isinstance(rid, str):
-                    found.add(rid)
-                stack.extend(v for v in item.values() if isinstance(v, (dict, list)))
-            elif isinstance(item, list):
-                stack.extend(v for v in item if isinstance(v, (dict, list)))
-        return frozenset(found)
+        return views.entities_in(self.data)
 
 
 # ---------------------------------------------------------------------------- argument checks
@@ -144,7 +133,7 @@ def _text_index(world: World, etype: str) -> dict[str, dict[str, None]]:
     index = world.cache.get(key)
     if index is None:
         index = {}
-        render = _RENDER[etype]
+        render = _RENDER[etype].__wrapped__  # type: ignore[attr-defined]  # not cached: the index reads every record once
         for rid in world.ids(etype):
             for tok in dict.fromkeys(tokenize(json.dumps(render(world, rid), ensure_ascii=False))):
                 index.setdefault(tok, {})[rid] = None
@@ -180,11 +169,15 @@ def get_thread(world: World, notes: Notes, thread_id: str) -> ToolOutput:
     return _output(views.thread_record(world, _entity(world, thread_id, ("thread",), "thread_id")), notes)
 
 
+@views.cached_record
+def _posts_page(world: World, aid: str, relation: str, direction: str, limit: int) -> views.Record:
+    posts = [p for p in world.neighbors(aid, relation, direction) if world.type_of(p) == "post"]
+    return {"account": views.ref(world, aid), "total": len(posts), "posts": [views.post_record(world, p) for p in posts[:limit]]}
+
+
 def _posts_about(world: World, notes: Notes, account: str, relation: str, direction: str, limit: int) -> ToolOutput:
     aid = _entity(world, account, ("account",), "account")
-    posts = [p for p in world.neighbors(aid, relation, direction) if world.type_of(p) == "post"]
-    data = {"account": views.ref(world, aid), "total": len(posts), "posts": [views.post_record(world, p) for p in posts[:limit]]}
-    return _output(data, notes)
+    return _output(_posts_page(world, aid, relation, direction, limit), notes)
 
 
 def get_user_posts(world: World, notes: Notes, account: str, limit: int) -> ToolOutput:

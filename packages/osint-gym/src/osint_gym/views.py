@@ -10,17 +10,48 @@ fields are stale) never appear in a record.
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from typing import Any
 
+from osint_gym.frozen import freeze, memo
 from osint_gym.schema import RECORD_FIELDS, Direction, Edge
 from osint_gym.world.graph import World
+
 
 Record = dict[str, Any]
 INVERSE = " (inverse)"  # suffix of inverse relations on knowledge-graph entity pages
 
 LIST_LIMIT = 25  # members shown on an org/location/event page; keeps observations bounded
+# Records kept per world (about 3 KB each): every page of a default world fits many times over,
+# while a 100k-people world (840k entities) stays within a few hundred MB.
+MAX_CACHED_RECORDS = 100_000
 
 
+# ---------------------------------------------------------------------------- records built once per world
+def cached_record(build: Callable[..., Record]) -> Callable[..., Record]:
+    """Build a record once per (world, arguments) and share it read-only (`osint_gym.frozen`; worlds are never mutated).
+    The cache lives in ``world.cache`` (dropped when a world is pickled); ``build.__wrapped__`` is the
+    uncached builder."""
+    name = build.__name__
+
+    @functools.wraps(build)
+    def cached(world: World, *args: Any) -> Record:
+        store = world.cache.get("records")
+        if store is None:
+            store = world.cache["records"] = {}
+        key = (name, *args)
+        record = store.get(key)
+        if record is None:
+            if len(store) >= MAX_CACHED_RECORDS:
+                store.clear()  # bounds memory on huge worlds; records are rebuilt identically
+            record = store[key] = freeze(build(world, *args))
+        return record
+
+    return cached
+
+
+@cached_record
 def ref(world: World, entity_id: str) -> Record:
     """A short reference to another entity, as records embed them."""
     attrs = world.entity(entity_id)
@@ -45,6 +76,7 @@ def _linked(world: World, record: str, field: str, entity_id: str) -> list[str]:
     return world.neighbors(entity_id, relation, direction)
 
 
+@cached_record
 def person_page(world: World, pid: str) -> Record:
     # only accounts their owner lists publicly: who runs an unlisted account stays hidden
     accounts = [a for a in _linked(world, "person", "accounts", pid) if world.entity(a).get("listed")]
@@ -59,6 +91,7 @@ def person_page(world: World, pid: str) -> Record:
     }
 
 
+@cached_record
 def account_page(world: World, aid: str) -> Record:
     a = world.entity(aid)
     return {
@@ -75,6 +108,7 @@ def account_page(world: World, aid: str) -> Record:
     }
 
 
+@cached_record
 def organization_page(world: World, oid: str) -> Record:
     return {
         "id": oid,
@@ -85,6 +119,7 @@ def organization_page(world: World, oid: str) -> Record:
     }
 
 
+@cached_record
 def location_page(world: World, lid: str) -> Record:
     return {
         "id": lid,
@@ -96,6 +131,7 @@ def location_page(world: World, lid: str) -> Record:
     }
 
 
+@cached_record
 def event_page(world: World, eid: str) -> Record:
     return {
         "id": eid,
@@ -107,6 +143,7 @@ def event_page(world: World, eid: str) -> Record:
     }
 
 
+@cached_record
 def post_record(world: World, pid: str) -> Record:
     p = world.entity(pid)
     return {
@@ -120,6 +157,7 @@ def post_record(world: World, pid: str) -> Record:
     }
 
 
+@cached_record
 def thread_record(world: World, tid: str) -> Record:
     t = world.entity(tid)
     return {
@@ -134,6 +172,7 @@ def thread_record(world: World, tid: str) -> Record:
     }
 
 
+@cached_record
 def activity_record(world: World, aid: str, limit: int) -> Record:
     started = [t for t in _linked(world, "activity", "threads_started", aid) if world.type_of(t) == "thread"]
     commented = _linked(world, "activity", "commented_on", aid)
@@ -147,6 +186,11 @@ def activity_record(world: World, aid: str, limit: int) -> Record:
 
 def kg_entity_page(world: World, eid: str, relation: str | None = None, limit: int = LIST_LIMIT) -> Record:
     """An imported knowledge-graph entity: its facts grouped by relation (inverse ones marked)."""
+    return _kg_entity_page(world, eid, relation, limit)
+
+
+@cached_record
+def _kg_entity_page(world: World, eid: str, relation: str | None, limit: int) -> Record:
     facts: dict[str, list[str]] = {}
     for rel, direction, other in world.relations_of(eid):
         if relation is not None and rel != relation:
@@ -157,6 +201,7 @@ def kg_entity_page(world: World, eid: str, relation: str | None = None, limit: i
     return {"id": eid, "type": "entity", "name": world.label(eid), "facts": facts}
 
 
+@cached_record
 def connections(world: World, entity_id: str) -> Record:
     etype = world.type_of(entity_id)
     if etype == "person":
@@ -204,8 +249,13 @@ def record_edges(record: Record) -> list[Edge]:
     """The world edges a record exhibits, read from its fields alone.
 
     This is the single definition of "what a record shows": tools use it to decide which edges
-    ``add_edge`` may cite, and the oracle agent uses it to read tool results.
+    ``add_edge`` may cite, and the oracle agent uses it to read tool results. A cached (read-only)
+    record computes them once.
     """
+    return list(memo(record, _record_edges))
+
+
+def _record_edges(record: Record) -> tuple[Edge, ...]:
     rid, rtype = record.get("id"), record.get("type")
     if not isinstance(rid, str):
         return []
@@ -226,16 +276,58 @@ def record_edges(record: Record) -> list[Edge]:
             value = [v.get(field.item) for v in value if isinstance(v, dict)] if isinstance(value, list) else []
         for other in _ids(value):
             edges.append(Edge(rid, rel, other) if direction is Direction.OUT else Edge(other, rel, rid))
-    return list(dict.fromkeys(edges))
+    return tuple(dict.fromkeys(edges))
+
+
+def entities_in(data: Any) -> frozenset[str]:
+    """Every entity id ``data`` shows (each appears as an ``"id"`` field somewhere); once per cached record."""
+    return memo(data, _entities_in)  # type: ignore[no-any-return]
+
+
+def _entities_in(data: Any) -> frozenset[str]:
+    found: set[str] = set()
+    if isinstance(data, dict):
+        if isinstance(data.get("id"), str):
+            found.add(data["id"])
+        values: Any = data.values()
+    else:
+        values = data if isinstance(data, list) else ()
+    for value in values:
+        if isinstance(value, (dict, list)):
+            found |= entities_in(value)
+    return frozenset(found)
+
+
+def platforms_in(data: Any) -> dict[str, str]:
+    """id -> platform of every account (page or reference) inside ``data``; once per cached record."""
+    return memo(data, _platforms_in)  # type: ignore[no-any-return]
+
+
+def _platforms_in(data: Any) -> dict[str, str]:
+    found: dict[str, str] = {}
+    if isinstance(data, dict):
+        if isinstance(data.get("id"), str) and "platform" in data:
+            found[data["id"]] = data["platform"]
+        values: Any = data.values()
+    else:
+        values = data if isinstance(data, list) else ()
+    for value in values:
+        if isinstance(value, (dict, list)):
+            found.update(platforms_in(value))
+    return found
 
 
 def records_in(data: Any) -> list[Record]:
     """Every typed record inside a tool result (search results nest them in lists)."""
+    return list(memo(data, _records_in))
+
+
+def _records_in(data: Any) -> list[Record]:
     found: list[Record] = []
     if isinstance(data, dict):
         if isinstance(data.get("type"), str) and "id" in data:
             found.append(data)
         for key in ("results", "posts"):
             for item in data.get(key, ()) if isinstance(data.get(key), list) else ():
-                found += records_in(item)
+                found += memo(item, _records_in)
     return found

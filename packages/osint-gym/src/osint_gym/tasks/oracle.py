@@ -18,7 +18,7 @@ from osint_gym.schema import RELATIONS, Direction, Edge, WorldKind
 from osint_gym.tasks.query import ATTRIBUTE_FILTERS, Filter, Query
 from osint_gym.text import fit_json_cut
 from osint_gym.tools import MAX_LIMIT, TOOLS, Notes, ToolError, tools_for
-from osint_gym.views import record_edges, records_in
+from osint_gym.views import platforms_in, record_edges, records_in
 from osint_gym.world.graph import World
 
 Call = tuple[str, dict[str, Any]]
@@ -30,35 +30,30 @@ _DIRECTORY = "search_people"  # the one search that combines several filters in 
 _O, _I = Direction.OUT, Direction.IN
 
 class _Knowledge:
-    """Everything the oracle has read so far: edges shown by records, and records by id."""
+    """Everything the oracle has read so far: edges shown by records (indexed by endpoint and
+    relation, since the plan asks for neighbours after every batch), and records by id."""
 
     def __init__(self) -> None:
         self.edges: set[Edge] = set()
+        self._around: dict[tuple[str, str, Direction], set[str]] = {}  # (x, relation, direction) -> neighbours
         self.records: dict[str, dict[str, Any]] = {}
         self.platforms: dict[str, str] = {}
         self.done: set[str] = set()  # calls already made (repr of the call)
 
     def absorb(self, data: Any) -> None:
+        around = self._around
         for record in records_in(data):
             if record["type"] not in ("activity", "connections"):  # those share their owner's id
                 self.records.setdefault(record["id"], record)
-            self.edges.update(record_edges(record))
-        stack = [data]
-        while stack:  # references to accounts carry their platform: remember it
-            item = stack.pop()
-            if isinstance(item, dict):
-                if isinstance(item.get("id"), str) and "platform" in item:
-                    self.platforms[item["id"]] = item["platform"]
-                stack.extend(item.values())
-            elif isinstance(item, list):
-                stack.extend(item)
+            for edge in record_edges(record):
+                if edge not in self.edges:
+                    self.edges.add(edge)
+                    around.setdefault((edge.head, edge.relation, _O), set()).add(edge.tail)
+                    around.setdefault((edge.tail, edge.relation, _I), set()).add(edge.head)
+        self.platforms.update(platforms_in(data))  # references to accounts carry their platform
 
     def neighbors(self, x: str, relation: str, direction: Direction) -> list[str]:
-        if direction is _O:
-            found = [e.tail for e in self.edges if e.head == x and e.relation == relation]
-        else:
-            found = [e.head for e in self.edges if e.tail == x and e.relation == relation]
-        return sorted(set(found))
+        return sorted(self._around.get((x, relation, direction), ()))
 
     def attribute(self, x: str, name: str) -> str | None:
         if name == "platform" and x in self.platforms:
