@@ -83,6 +83,7 @@ from osint_gym.spaces import text_space
 from osint_gym.text import fit_json, fit_text
 from osint_gym.tools import Notes, ToolError, ToolSpec, tool_schemas, tools_for
 from osint_gym.world import World, WorldConfig
+from osint_gym.world.config import check_seed
 from osint_gym.world.cache import cached_world
 
 _OPTIONS = ("task", "task_index", "family", "difficulty")
@@ -131,8 +132,8 @@ class OSINTEnv(gym.Env[str, str]):
             raise ConfigError(f"render_mode must be one of {self.metadata['render_modes']} or None, got {render_mode!r}")
         if difficulty is not None and difficulty not in DIFFICULTIES:
             raise ConfigError(f"difficulty must be one of {DIFFICULTIES} or None, got {difficulty!r}")
-        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
-            raise ConfigError(f"seed must be an integer, got {seed!r}")
+        if seed is not None:
+            check_seed(seed)
         self.render_mode = render_mode
         self.budgets = Budgets(max_steps, max_parallel_calls, max_observation_chars)
         self.max_steps, self.max_parallel_calls, self.max_observation_chars = max_steps, max_parallel_calls, max_observation_chars
