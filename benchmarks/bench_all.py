@@ -17,8 +17,8 @@ import tempfile
 import time
 from pathlib import Path
 
-import numpy as np
 import benchlib as bench  # benchmarks/benchlib.py: the measuring helpers, kept out of the library
+import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -10,10 +10,10 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 
 import osint_gym
+from osint_gym.agents import OracleAgent
 from osint_gym.env import OSINTEnv
 from osint_gym.errors import ConfigError, TaskError
 from osint_gym.registration import ENV_IDS
-from osint_gym.agents import OracleAgent
 
 
 def run_oracle_episode(env, seed=0, options=None):

@@ -11,8 +11,8 @@ import random
 import pytest
 
 from osint_gym import text, views
-from osint_gym.frozen import freeze, thaw
 from osint_gym.env import OSINTEnv
+from osint_gym.frozen import freeze, thaw
 from osint_gym.tasks import TaskSampler
 from osint_gym.text import _encode_whole, fit_json
 from osint_gym.tools import Notes, tools_for

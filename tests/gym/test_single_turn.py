@@ -7,7 +7,14 @@ import random
 from osint_gym import proposals
 from osint_gym.schema import canonical_edge
 from osint_gym.single_turn import (
-    Context, answer_messages, answer_prompt, build_context, distractor_edges, gold_completion, parse_answer, score_completion,
+    Context,
+    answer_messages,
+    answer_prompt,
+    build_context,
+    distractor_edges,
+    gold_completion,
+    parse_answer,
+    score_completion,
 )
 from osint_gym.tasks import TaskSampler
 

@@ -13,7 +13,15 @@ from osint_gym.benchmark import benchmark_tasks, benchmark_world, parse_ref
 from osint_gym.errors import ConfigError, TaskError
 from osint_gym.schema import Edge
 from osint_gym.tasks import (
-    FailureReason, Task, TaskSampler, create_family, list_families, load_jsonl, run_oracle, save_jsonl, verify_task,
+    FailureReason,
+    Task,
+    TaskSampler,
+    create_family,
+    list_families,
+    load_jsonl,
+    run_oracle,
+    save_jsonl,
+    verify_task,
 )
 from osint_gym.tasks.query import Query
 

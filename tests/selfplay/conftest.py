@@ -49,7 +49,8 @@ def artifact_digests(root):
     from pathlib import Path
 
     root = Path(root)
-    timing_line = re.compile(r'^\s*"(?:%s)": .*$\n?' % "|".join(TIMING_KEYS), re.MULTILINE)
+    keys = "|".join(TIMING_KEYS)
+    timing_line = re.compile(rf'^\s*"(?:{keys})": .*$\n?', re.MULTILINE)
 
     def drop(o):
         if isinstance(o, dict):

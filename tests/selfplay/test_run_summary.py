@@ -6,7 +6,6 @@ import pytest
 
 from osint_eval.errors import ReportError
 from osint_eval.schema import Estimate
-
 from osint_selfplay.evaluate import DRY_RUN_EVAL_TASKS, eval_task_limit
 from osint_selfplay.report import format_summary
 

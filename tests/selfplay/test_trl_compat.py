@@ -51,7 +51,6 @@ def test_generate_turn_passes_token_ids_and_returns_lists():
 
 def test_package_pins_trl_to_the_checked_minor_version():
     import tomllib
-
     from packaging.requirements import Requirement
     from packaging.version import Version
 

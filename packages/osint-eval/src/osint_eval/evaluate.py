@@ -5,13 +5,12 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
-from osint_gym.provenance import git_sha, package_versions
-
 from osint_eval.metrics import compare, summarize
 from osint_eval.policies import Policy
 from osint_eval.runner import EpisodeResult, run
 from osint_eval.schema import ProposalCounts, Report, TaskInfo
 from osint_eval.tasks import TaskSet
+from osint_gym.provenance import git_sha, package_versions
 
 VERSIONED = ("osint-gym", "osint-eval", "osint-selfplay", "torch", "transformers", "gymnasium")
 

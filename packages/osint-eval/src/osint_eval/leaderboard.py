@@ -58,8 +58,10 @@ class LeaderboardRow:
         bad = [k for k in _NUMBERS if isinstance(d[k], bool) or not isinstance(d[k], (int, float))]
         if bad or isinstance(d["n"], bool) or not isinstance(d["n"], int):
             raise ReportError(f"{where}: {(bad or ['n'])[0]} must be a number, got {d[(bad or ['n'])[0]]!r}")
-        return cls(str(d["model"]), str(d["tasks"]), str(d["mode"]), d["n"], *(float(d[k]) for k in _NUMBERS), d["seed"],
-                   str(d.get("date", "")), d.get("report"), d.get("task_fingerprint"))
+        return cls(model=str(d["model"]), tasks=str(d["tasks"]), mode=str(d["mode"]), n=d["n"], success=float(d["success"]),
+                   success_lo=float(d["success_lo"]), success_hi=float(d["success_hi"]), reward=float(d["reward"]),
+                   evidence_f1=float(d["evidence_f1"]), steps=float(d["steps"]), tool_calls=float(d["tool_calls"]), seed=d["seed"],
+                   date=str(d.get("date", "")), report=d.get("report"), task_fingerprint=d.get("task_fingerprint"))
 
 
 def entry(report: Report, name: str) -> LeaderboardRow:

@@ -25,13 +25,12 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
+from osint_eval.errors import EvalError
+from osint_gym.agents import OracleAgent
 from osint_gym.schema import ID_PREFIX, EntityType
 from osint_gym.single_turn import Context, random_guess
 from osint_gym.tasks import DEFAULT_BUDGETS, Task, run_oracle
-from osint_gym.agents import OracleAgent
 from osint_gym.world import World
-
-from osint_eval.errors import EvalError
 
 _ID = re.compile(r"\b(?:person|account|org|loc|event|post|thread)_\d+\b")
 _HANDLE = re.compile(r"@[A-Za-z0-9_.]+[A-Za-z0-9_]")
@@ -141,6 +140,8 @@ class OraclePolicy(Policy):
         out = []
         for item in batch:
             if item.context is not None:
+                if item.task.query is None:
+                    raise EvalError(f"the oracle needs a task with a structured query; task {item.task.task_id!r} has none")
                 result = run_oracle(item.world, item.task.query, DEFAULT_BUDGETS.max_steps, DEFAULT_BUDGETS.max_parallel_calls)
                 # the single-turn format: cited evidence lines, then the answer on the last line
                 lines = [f"{e.head} {e.relation} {e.tail}" for e in result.evidence] + [result.answer or "none"]

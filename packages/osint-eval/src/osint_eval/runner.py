@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from osint_eval.policies import Policy, PolicyInput
 from osint_gym import chat
 from osint_gym.agents import run_episodes
 from osint_gym.env import OSINTEnv
@@ -12,8 +13,6 @@ from osint_gym.episode import EpisodeRecord
 from osint_gym.single_turn import answer_messages, build_context, parse_answer, score_completion
 from osint_gym.tasks import DEFAULT_BUDGETS, Task
 from osint_gym.world import World
-
-from osint_eval.policies import Policy, PolicyInput
 
 MODES = ("single_turn", "multi_turn")
 

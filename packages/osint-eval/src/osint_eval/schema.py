@@ -135,8 +135,14 @@ class MetricBlock:
     @classmethod
     def from_dict(cls, d: Any, where: str) -> MetricBlock:
         comps = _map(d, "components", where)
-        return cls(_int(d, "n", where), *(Estimate.from_dict(_get(d, k, where), f"{where}.{k}") for k in ESTIMATES),
-                   *(_num(d, k, where) for k in RATES), components={k: _num(comps, k, f"{where}.components") for k in comps})
+        def est(k: str) -> Estimate:
+            return Estimate.from_dict(_get(d, k, where), f"{where}.{k}")
+
+        return cls(n=_int(d, "n", where), success=est("success"), reward=est("reward"), evidence_f1=est("evidence_f1"),
+                   steps=est("steps"), critical_steps=est("critical_steps"), tool_calls=est("tool_calls"),
+                   invalid_action_rate=_num(d, "invalid_action_rate", where), parse_failure_rate=_num(d, "parse_failure_rate", where),
+                   answered_rate=_num(d, "answered_rate", where),
+                   components={k: _num(comps, k, f"{where}.components") for k in comps})
 
 
 def _blocks(d: Any, key: str, where: str) -> dict[str, MetricBlock]:
@@ -196,8 +202,11 @@ class PairedBlock:
         n = _int(d, "n", where)
         if not n:
             return cls(0)
-        return cls(n, *(Estimate.from_dict(_get(d, k, where), f"{where}.{k}") for k in DELTAS),
-                   mcnemar=McNemar.from_dict(_get(d, "mcnemar", where), f"{where}.mcnemar"))
+        def est(k: str) -> Estimate:
+            return Estimate.from_dict(_get(d, k, where), f"{where}.{k}")
+
+        return cls(n=n, success_delta=est("success_delta"), reward_delta=est("reward_delta"), steps_delta=est("steps_delta"),
+                   tool_calls_delta=est("tool_calls_delta"), mcnemar=McNemar.from_dict(_get(d, "mcnemar", where), f"{where}.mcnemar"))
 
 
 @dataclass(frozen=True)
@@ -228,8 +237,10 @@ class Comparison:
         def groups(key: str) -> dict[str, PairedBlock]:
             return {k: PairedBlock.from_dict(v, f"{where}.{key}.{k}") for k, v in _map(d, key, where).items()}
 
-        return cls(name, *(str(_str(d, k, where)) for k in ("base", "candidate", "base_label", "candidate_label")),
-                   PairedBlock.from_dict(_get(d, "overall", where), f"{where}.overall"), groups("by_difficulty"), groups("by_family"))
+        return cls(name=name, base=str(_str(d, "base", where)), candidate=str(_str(d, "candidate", where)),
+                   base_label=str(_str(d, "base_label", where)), candidate_label=str(_str(d, "candidate_label", where)),
+                   overall=PairedBlock.from_dict(_get(d, "overall", where), f"{where}.overall"),
+                   by_difficulty=groups("by_difficulty"), by_family=groups("by_family"))
 
 
 # ---------------------------------------------------------------------------- the report

@@ -11,12 +11,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from osint_eval.errors import EvalError
 from osint_gym.benchmark import BENCHMARKS, benchmark_tasks, benchmark_world, parse_ref
 from osint_gym.errors import ConfigError, TaskError
 from osint_gym.tasks import Task, load_jsonl, verify_task
 from osint_gym.world import World
-
-from osint_eval.errors import EvalError
 
 GENERATOR_PREFIX = "generator:"
 
@@ -69,9 +68,8 @@ def load_tasks(source: str, *, world: str | None = None, family: str | None = No
 
 
 def _from_generator(model: str, world_ref: str, n: int, seed: int, options: dict[str, Any]) -> TaskSet:
-    from osint_gym import proposals
-
     from osint_eval.policies import HFPolicy
+    from osint_gym import proposals
 
     w = benchmark_world(world_ref)
     mode, max_hops = options.get("mode", "fixed"), options.get("max_hops", 2)

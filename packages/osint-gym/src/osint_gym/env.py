@@ -76,15 +76,15 @@ from osint_gym.episode import EpisodeRecord, Turn
 from osint_gym.errors import ConfigError, TaskError
 from osint_gym.reward import RewardBreakdown, RewardConfig, score_episode, step_penalty
 from osint_gym.schema import RELATIONS, Edge, canonical_edge
+from osint_gym.spaces import text_space
 from osint_gym.tasks import DIFFICULTIES, Task, TaskSampler
 from osint_gym.tasks.task import DEFAULT_BUDGETS, Budgets
 from osint_gym.tasks.verify import verified
-from osint_gym.spaces import text_space
 from osint_gym.text import fit_json, fit_text
 from osint_gym.tools import Notes, ToolError, ToolSpec, tool_schemas, tools_for
 from osint_gym.world import World, WorldConfig
-from osint_gym.world.config import check_seed
 from osint_gym.world.cache import cached_world
+from osint_gym.world.config import check_seed
 
 _OPTIONS = ("task", "task_index", "family", "difficulty")
 
@@ -289,7 +289,7 @@ class OSINTEnv(gym.Env[str, str]):
                 if isinstance(value, str) or (isinstance(value, list) and value and all(isinstance(v, str) for v in value)):
                     answers.append(call)
                     continue
-                entry = {"call": "answer", "ok": False, "error": "answer needs {\"entity_id\": \"<id>\"}"}
+                entry: dict[str, Any] = {"call": "answer", "ok": False, "error": "answer needs {\"entity_id\": \"<id>\"}"}
             elif call.name == "add_edge":
                 message = self._add_edge(call.args)
                 entry = {"call": "add_edge", "ok": message is None}

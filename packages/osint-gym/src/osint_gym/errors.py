@@ -89,9 +89,9 @@ def check_type(value: Any, hint: Any, name: str) -> Any:
     if isinstance(value, bool) and expected in (int, float) or not isinstance(value, expected):
         raise ConfigError(f"{name} must be {_type_name(hint)}; got {type(value).__name__} {value!r}")
     args = typing.get_args(hint)
-    if origin is list and args:
+    if origin is list and args and isinstance(value, list):  # (it is: ``expected`` is ``list``)
         return [check_type(v, args[0], f"{name}[]") for v in value]
-    if origin is dict and args:
+    if origin is dict and args and isinstance(value, dict):
         return {k: check_type(v, args[1], f"{name}.{k}") for k, v in value.items()}
     return value
 
@@ -129,7 +129,7 @@ def from_table(cls: type, data: Any, label: str, path: str = "") -> Any:
         hint, name = hints[key], f"{path}.{key}" if path else key
         if hasattr(hint, "from_table"):
             kwargs[key] = hint.from_table(value, name)
-        elif dataclasses.is_dataclass(hint):
+        elif isinstance(hint, type) and dataclasses.is_dataclass(hint):
             kwargs[key] = from_table(hint, value, f"[{name}]", name)
         else:
             kwargs[key] = check_type(value, hint, name)

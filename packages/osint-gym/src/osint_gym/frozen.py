@@ -17,7 +17,7 @@ def _read_only(self: Any, *args: Any, **kwargs: Any) -> NoReturn:
     raise TypeError(f"platform records are cached and shared: this {type(self).__name__} is read-only (copy it first)")
 
 
-class FrozenRecord(dict):  # type: ignore[type-arg]
+class FrozenRecord(dict):
     """A read-only record dict: records are pure functions of (world, entity), so each is built once
     per world and shared; mutating one would change every later tool result, so it raises.
 
@@ -26,14 +26,15 @@ class FrozenRecord(dict):  # type: ignore[type-arg]
     (its edges, references, JSON text: see `memo`)."""
 
     __slots__ = ("_derived",)
-    __setitem__ = __delitem__ = clear = pop = popitem = setdefault = update = __ior__ = _read_only  # type: ignore[assignment]
+    _derived: dict[Any, Any]
+    __setitem__ = __delitem__ = clear = pop = popitem = setdefault = update = __ior__ = _read_only
 
     def __deepcopy__(self, _seen: dict[int, Any]) -> dict[str, Any]:
         return thaw(self)
 
     def json_fragment(self) -> str:
         """This record as observations spell it (`osint_gym.text`), encoded once."""
-        return memo(self, json_fragment)  # type: ignore[no-any-return]
+        return memo(self, json_fragment)
 
     def __copy__(self) -> dict[str, Any]:
         return dict(self)
@@ -42,12 +43,13 @@ class FrozenRecord(dict):  # type: ignore[type-arg]
         return (thaw, (thaw(self),))
 
 
-class FrozenList(list):  # type: ignore[type-arg]
+class FrozenList(list):
     """The read-only list inside a `FrozenRecord`."""
 
     __slots__ = ("_derived",)
-    __setitem__ = __delitem__ = append = extend = insert = pop = remove = clear = sort = reverse = _read_only  # type: ignore[assignment]
-    __iadd__ = __imul__ = _read_only  # type: ignore[assignment]
+    _derived: dict[Any, Any]
+    __setitem__ = __delitem__ = append = extend = insert = pop = remove = clear = sort = reverse = _read_only
+    __iadd__ = __imul__ = _read_only
 
     def __deepcopy__(self, _seen: dict[int, Any]) -> list[Any]:
         return thaw(self)

@@ -12,11 +12,11 @@ one does.
 
 from __future__ import annotations
 
+import multiprocessing as mp
 from collections.abc import Iterator, Sequence
 from types import ModuleType
 from typing import Any
 
-import multiprocessing as mp
 import numpy as np
 from gymnasium import spaces
 from gymnasium.vector.utils.shared_memory import create_shared_memory, read_from_shared_memory, write_to_shared_memory

@@ -106,7 +106,7 @@ def _encode_in_charset(data: Any) -> str:
         return "[" + ",".join([_encode_value(v) for v in data]) + "]"
     fragment = getattr(data, "json_fragment", None)
     if fragment is not None:
-        return fragment()  # type: ignore[no-any-return]
+        return fragment()
     return _encode_whole(data)
 
 

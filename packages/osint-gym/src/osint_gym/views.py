@@ -18,7 +18,6 @@ from osint_gym.frozen import freeze, memo
 from osint_gym.schema import RECORD_FIELDS, Direction, Edge
 from osint_gym.world.graph import World
 
-
 Record = dict[str, Any]
 INVERSE = " (inverse)"  # suffix of inverse relations on knowledge-graph entity pages
 
@@ -258,7 +257,7 @@ def record_edges(record: Record) -> list[Edge]:
 def _record_edges(record: Record) -> tuple[Edge, ...]:
     rid, rtype = record.get("id"), record.get("type")
     if not isinstance(rid, str):
-        return []
+        return ()
     edges: list[Edge] = []
     if rtype == "entity":
         for key, others in record.get("facts", {}).items():
@@ -266,7 +265,7 @@ def _record_edges(record: Record) -> tuple[Edge, ...]:
                 edges += [Edge(o, key[: -len(INVERSE)], rid) for o in others]
             else:
                 edges += [Edge(rid, key, o) for o in others]
-        return edges
+        return tuple(edges)
     for fname, value in record.items():  # in field order, so the edges come out in page order
         shown = RECORD_FIELDS.get((rtype, fname))  # type: ignore[arg-type]
         if shown is None:
@@ -281,7 +280,7 @@ def _record_edges(record: Record) -> tuple[Edge, ...]:
 
 def entities_in(data: Any) -> frozenset[str]:
     """Every entity id ``data`` shows (each appears as an ``"id"`` field somewhere); once per cached record."""
-    return memo(data, _entities_in)  # type: ignore[no-any-return]
+    return memo(data, _entities_in)
 
 
 def _entities_in(data: Any) -> frozenset[str]:
@@ -300,7 +299,7 @@ def _entities_in(data: Any) -> frozenset[str]:
 
 def platforms_in(data: Any) -> dict[str, str]:
     """id -> platform of every account (page or reference) inside ``data``; once per cached record."""
-    return memo(data, _platforms_in)  # type: ignore[no-any-return]
+    return memo(data, _platforms_in)
 
 
 def _platforms_in(data: Any) -> dict[str, str]:

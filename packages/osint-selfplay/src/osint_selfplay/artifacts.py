@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import json
 import os
-import time
 import shutil
 import tempfile
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any

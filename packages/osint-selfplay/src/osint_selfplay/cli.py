@@ -70,7 +70,6 @@ def _generate(args: argparse.Namespace) -> int:
     from osint_gym import proposals
     from osint_gym.benchmark import benchmark_world
     from osint_gym.tasks import save_jsonl
-
     from osint_selfplay.phases import sample_completions
 
     if args.n < 1:

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import tomllib
 from dataclasses import dataclass, field
 from typing import Any
 
-from osint_gym.errors import check_type, from_table, read_toml, unknown_key_message
+import tomllib
 
+from osint_gym.errors import check_type, from_table, read_toml, unknown_key_message
 from osint_selfplay.errors import ConfigError
 
 
@@ -293,7 +293,7 @@ class RunConfig:
 
     def to_dict(self) -> dict[str, Any]:
         out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
-        return {k: v.to_dict() if isinstance(v, GRPOPhaseConfig) else dataclasses.asdict(v) if dataclasses.is_dataclass(v)
+        return {k: v.to_dict() if isinstance(v, GRPOPhaseConfig) else dataclasses.asdict(v) if dataclasses.is_dataclass(v) and not isinstance(v, type)
                 else v for k, v in out.items()}
 
 

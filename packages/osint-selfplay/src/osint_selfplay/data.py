@@ -9,14 +9,13 @@ from __future__ import annotations
 
 import json
 import random
-from typing import Any
+from typing import Any, cast
 
 from osint_gym import proposals
 from osint_gym.errors import TaskError
 from osint_gym.single_turn import answer_messages, build_context, gold_completion
 from osint_gym.tasks import DEFAULT_BUDGETS, Budgets, Task, TaskSampler
 from osint_gym.world import World
-
 from osint_selfplay import streams
 from osint_selfplay.config import RunConfig
 from osint_selfplay.rewards import context_to_json
@@ -125,7 +124,6 @@ def multi_turn_rows(pool: WorldPool, cfg: RunConfig, items: list[tuple[World, Ta
     (generated tasks were verified under the default budgets); rows whose prompt repeats an earlier
     one are dropped (the rollout finds a row's task by its prompt)."""
     from osint_gym.tasks import verified
-
     from osint_selfplay.rollout import episode_prompt, prompt_key
 
     a = cfg.answerer
@@ -137,7 +135,7 @@ def multi_turn_rows(pool: WorldPool, cfg: RunConfig, items: list[tuple[World, Ta
         except TaskError:
             dropped += 1
             continue
-        prompt = episode_prompt(pool, task, world.seed, a.max_turns, a.max_parallel_calls, a.max_observation_chars)
+        prompt = episode_prompt(pool, task, cast(int, world.seed), a.max_turns, a.max_parallel_calls, a.max_observation_chars)
         key = prompt_key(prompt)
         if key in seen:
             continue
@@ -152,13 +150,12 @@ def sft_multi_turn_rows(pool: WorldPool, cfg: RunConfig) -> list[dict[str, Any]]
     through the env (`osint_gym.agents.run_episode`), kept only if it was correct."""
     from osint_gym import chat
     from osint_gym.agents import OracleAgent, run_episode
-
     from osint_selfplay.rollout import episode_env
 
     a = cfg.answerer
     rows = []
     for world, task in seed_tasks(pool, cfg, cfg.warm_start.answerer_examples, 0, streams.WARM_START):
-        env = episode_env(pool, task, world.seed, a.max_turns, a.max_parallel_calls, a.max_observation_chars)
+        env = episode_env(pool, task, cast(int, world.seed), a.max_turns, a.max_parallel_calls, a.max_observation_chars)
         record = run_episode(env, OracleAgent(), seed=0, options={"task_index": 0})
         if not record.correct:  # only demonstrations that worked within this run's budgets
             continue

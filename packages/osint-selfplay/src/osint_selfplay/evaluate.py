@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from osint_gym.benchmark import benchmark_tasks, benchmark_world
-
 from osint_selfplay.artifacts import atomic_write_json
 
 if TYPE_CHECKING:
@@ -72,7 +71,7 @@ def evaluate_run(run: SelfPlayRun, bases: dict[str, str], warm: dict[str, str], 
     title = "osint-selfplay closing evaluation" + (" (dry run)" if cfg.dry_run else "")
     report = evaluate(policies, taskset, mode=a.mode, seed=cfg.seed, comparisons=pairs, config=cfg.to_dict(),
                       title=title, progress=True, dry_run=cfg.dry_run, **run_kwargs)
-    single_turn = None
+    single_turn: dict[str, Any] | None = None
     if multi and ev.single_turn_model:
         if Path(ev.single_turn_model).exists():
             st = evaluate({"single_turn": HFPolicy(ev.single_turn_model, batch_size=ev.batch_size,

@@ -16,10 +16,16 @@ from typing import Any
 
 from osint_gym.proposals import Offer, generator_messages, validate_sampled
 from osint_gym.tasks import Task
-
 from osint_selfplay import data, phases, streams
 from osint_selfplay.artifacts import (
-    Phases, atomic_write_json, atomic_write_jsonl, clean_partials, folder_digest, git_sha, package_versions, pin_determinism,
+    Phases,
+    atomic_write_json,
+    atomic_write_jsonl,
+    clean_partials,
+    folder_digest,
+    git_sha,
+    package_versions,
+    pin_determinism,
     read_jsonl,
 )
 from osint_selfplay.config import RunConfig, config_from_dict

@@ -21,6 +21,7 @@ from osint_gym.tasks import DuplicateFilter, Task
 from osint_selfplay.config import GeneratorConfig
 from osint_selfplay.worlds import WorldPool
 
+
 def completion_text(completion: Any) -> str:
     """TRL passes conversational completions as message lists; plain ones as strings."""
     if isinstance(completion, list):
@@ -141,13 +142,13 @@ class GeneratorReward:
         t2 = time.perf_counter()
         self.solver_seconds += t2 - t1
         log_metric = kwargs.get("log_metric")
-        for (i, task, off, proposal), p in zip(valid, rates):
+        for (i, task, the_offer, proposal), p in zip(valid, rates):
             duplicate = self.history.is_duplicate(task)
             self.history.add(task)
             parts = {
                 "learnability": self.cfg.learnability_weight * learnability(p, self.cfg.learnability),
                 "diversity": -self.cfg.diversity_weight if duplicate else 0.0,
-                "grounding": self.cfg.grounding_weight * grounding(off, proposal),
+                "grounding": self.cfg.grounding_weight * grounding(the_offer, proposal),
             }
             rewards[i] = sum(parts.values())
             self.solve_rates.append(p)

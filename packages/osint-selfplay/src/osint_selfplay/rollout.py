@@ -29,7 +29,6 @@ from osint_gym.agents import run_episodes
 from osint_gym.env import OSINTEnv
 from osint_gym.episode import EpisodeRecord
 from osint_gym.tasks import Task
-
 from osint_selfplay.trl_compat import generate_turn
 from osint_selfplay.worlds import WorldPool
 

@@ -19,7 +19,6 @@ import inspect
 from typing import Any
 
 from osint_gym.errors import check_type, unknown_key_message
-
 from osint_selfplay.config import GRPO_RUN_KEYS, GRPOPhaseConfig, RunConfig
 from osint_selfplay.errors import ConfigError, IncompatibleTRLError
 
@@ -100,6 +99,7 @@ def check_generate_signature(trainer_cls: type | None = None) -> None:
 def generate_turn(trainer: Any, prompt_ids: list[list[int]]) -> list[list[int]]:
     """One model turn for each prompt (token ids in, completion token ids out), through the
     trainer's own generator: HF ``generate`` on a CPU, vLLM when the trainer uses it."""
-    check_generate_signature(type(trainer))
+    trainer_cls: type = type(trainer)  # a plain `type`: mypy wrongly finds `type[Any]` unhashable
+    check_generate_signature(trainer_cls)
     completion_ids, _logprobs = trainer._generate_single_turn(prompt_ids, None, {}, 1)
     return [list(ids) for ids in completion_ids]

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from osint_gym.world import World, WorldConfig
 from osint_gym.world.cache import cached_world
-
 from osint_selfplay.streams import WORLDS, stream_seed
 
 # Training world seeds are drawn from the run's `train_worlds` stream above this base; the

@@ -6,10 +6,25 @@ from osint_gym.tasks.oracle import OracleResult, oracle_plan, run_oracle
 from osint_gym.tasks.query import Filter, Hop, Query
 from osint_gym.tasks.sampler import TaskSampler
 from osint_gym.tasks.task import (
-    DEFAULT_BUDGETS, DIFFICULTIES, Budgets, FailureReason, Stamp, Task, Verdict, difficulty_for_hops, load_jsonl, save_jsonl,
+    DEFAULT_BUDGETS,
+    DIFFICULTIES,
+    Budgets,
+    FailureReason,
+    Stamp,
+    Task,
+    Verdict,
+    difficulty_for_hops,
+    load_jsonl,
+    save_jsonl,
 )
 from osint_gym.tasks.verify import (
-    DEFAULT_MAX_PARALLEL_CALLS, DEFAULT_MAX_STEPS, mentions, names_entity, verified, verify_task, world_fingerprint,
+    DEFAULT_MAX_PARALLEL_CALLS,
+    DEFAULT_MAX_STEPS,
+    mentions,
+    names_entity,
+    verified,
+    verify_task,
+    world_fingerprint,
 )
 
 __all__ = [

@@ -27,8 +27,7 @@ from pathlib import Path
 from osint_gym.errors import LoaderError
 from osint_gym.schema import Direction, Edge
 from osint_gym.tasks.query import Hop, Query
-from osint_gym.tasks.task import Task, difficulty_for_hops
-from osint_gym.tasks.task import Budgets
+from osint_gym.tasks.task import Budgets, Task, difficulty_for_hops
 from osint_gym.tasks.verify import DEFAULT_MAX_PARALLEL_CALLS, DEFAULT_MAX_STEPS, verify_task, world_fingerprint
 from osint_gym.world.graph import World, tokenize
 from osint_gym.world.loaders import read_lines

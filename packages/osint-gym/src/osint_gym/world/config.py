@@ -9,7 +9,6 @@ from typing import Any
 
 from osint_gym.errors import ConfigError, from_table, read_toml
 
-
 MAX_PEOPLE = 1_000_000  # 100,000 people take about 30 s and 2 GB (benchmarks/RESULTS.md)
 MAX_PER_ENTITY = 100.0  # a bound on the per-person/per-event averages: past it a typo would hang
 
@@ -98,7 +97,7 @@ class WorldConfig:
     @classmethod
     def clean(cls, **overrides: Any) -> WorldConfig:
         """A world with every adversarial knob off (useful for tests and tutorials)."""
-        base = dict(
+        base: dict[str, Any] = dict(
             name_collision_rate=0.0,
             decoy_rate=0.0,
             misattribution_rate=0.0,

@@ -14,8 +14,7 @@ from typing import Any
 
 import networkx as nx
 
-from osint_gym.errors import UnknownEntityError
-from osint_gym.errors import ConfigError
+from osint_gym.errors import ConfigError, UnknownEntityError
 from osint_gym.schema import Direction, Edge, EntityType, WorldKind, is_symmetric
 from osint_gym.world.config import WorldConfig
 
