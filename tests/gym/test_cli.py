@@ -14,7 +14,7 @@ def run(*args):
 
 
 def test_demo_episode_runs_and_reports_a_verdict():
-    out = run("demo", "--no-bench", "--seed", "3")
+    out = run("demo", "--seed", "3")
     assert out.returncode == 0, out.stderr
     assert "== OSINT-v0 demo episode" in out.stdout
     assert "verdict: correct=True" in out.stdout and "ACTION: " in out.stdout

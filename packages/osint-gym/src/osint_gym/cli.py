@@ -24,10 +24,9 @@ def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="osint-gym", description="OSINT-v0 tools: demo, export, verify.")
     p.add_argument("--version", action="version", version=f"osint-gym {__version__}")
     sub = p.add_subparsers(dest="command")
-    d = sub.add_parser("demo", help="one demo episode and a short benchmark summary (the default)")
+    d = sub.add_parser("demo", help="one demo episode of the tool-only oracle (the default)")
     d.add_argument("--seed", type=int, default=0)
     d.add_argument("--difficulty", choices=DIFFICULTIES, default="hard")
-    d.add_argument("--no-bench", action="store_true", help="skip the benchmark summary")
     e = sub.add_parser("export", help="write a benchmark split as JSONL (Hugging Face datasets rows)")
     e.add_argument("--split", default="v0:test", help="benchmark split, e.g. v0:dev (default: v0:test)")
     e.add_argument("--out", required=True, help="the JSONL file to write (refused if it exists, unless --overwrite)")
@@ -101,7 +100,7 @@ def main(argv: list[str] | None = None) -> int:
             return _verify(args)
         from osint_gym.demo import main as demo
 
-        demo(getattr(args, "seed", 0), getattr(args, "difficulty", "hard"), not getattr(args, "no_bench", False))
+        demo(getattr(args, "seed", 0), getattr(args, "difficulty", "hard"))
     except KeyboardInterrupt:
         print("osint-gym: interrupted; nothing was left half-written, run the same command again", file=sys.stderr)
         return 130

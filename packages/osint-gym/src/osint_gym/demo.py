@@ -23,8 +23,7 @@ def demo_episode(seed: int = 0, difficulty: str | None = "hard") -> str:
     return "\n".join(str(line) for line in lines)
 
 
-def main(seed: int = 0, difficulty: str | None = "hard", run_bench: bool = True) -> None:
+def main(seed: int = 0, difficulty: str | None = "hard") -> None:
     print("== OSINT-v0 demo episode (tool-only oracle agent) ==")
     print(demo_episode(seed, difficulty))
-    if run_bench:
-        print("\n(benchmarks: `hatch run bench:all` runs benchmarks/bench_all.py; figures in benchmarks/RESULTS.md)")
+    print("\n(benchmarks: `hatch run bench:all` runs benchmarks/bench_all.py; figures in benchmarks/RESULTS.md)")
