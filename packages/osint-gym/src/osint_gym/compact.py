@@ -49,7 +49,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from osint_gym.schema import RECORD_FIELDS
-from osint_gym.text import fit_text
+from osint_gym.text import _in_charset as json_safe  # escapes that keep JSON strings valid
 from osint_gym.views import INVERSE
 
 _WORD = re.compile(r"[A-Za-z0-9_@.][A-Za-z0-9_@.\-]*\Z")
@@ -182,7 +182,7 @@ def fit_compact_cut(obs: dict[str, Any], max_chars: int) -> tuple[str, bool]:
     Whole trailing record lines go first, then trailing lines of any kind but the header, and a
     last line says how many were dropped; every line that remains is whole."""
     pairs = observation_lines(obs)
-    text = fit_text("\n".join(line for line, _ in pairs), 10**9)  # escapes only: the cut below is by lines
+    text = json_safe("\n".join(line for line, _ in pairs))  # characters outside CHARSET escaped as JSON does
     if len(text) <= max_chars:
         return text, False
     lines = text.split("\n")
@@ -211,8 +211,13 @@ def fit_compact(obs: dict[str, Any], max_chars: int) -> str:
     return fit_compact_cut(obs, max_chars)[0]
 
 
-def reset_text(question: str, max_steps: int, max_parallel_calls: int, schemas: list[dict[str, Any]]) -> str:
-    """The reset observation: the question, the budgets, the tools with their parameters."""
+def reset_text(observation_format: str, question: str, max_steps: int, max_parallel_calls: int,
+               schemas: list[dict[str, Any]], help_line: str) -> str:
+    """The reset observation in either format: the question, the budgets, the tools with their
+    parameters (``help_line``: the JSON format's list of them)."""
+    if observation_format != "compact":
+        return (f"{question}\nInvestigate with tools and answer with one entity id. Budget: {max_steps} steps, up to "
+                f"{max_parallel_calls} tool calls per step.\nActions: {help_line}")
     tools = " ".join(f"{s['function']['name']}({' '.join(s['function']['parameters']['properties'])})" for s in schemas)
     return f"{question}\nsteps {max_steps}, calls per step {max_parallel_calls}, answer with one id\ntools {tools}"
 
@@ -282,6 +287,8 @@ def _fields(text: str, where: str, refs: frozenset[str] | None = None) -> dict[s
                 out[key] = ref
             else:
                 out.setdefault(key, []).append(ref)
+        elif key in out:
+            raise CompactError(f"{where}field {key!r} has several values")
         else:
             out[key] = _scalar(value, quoted)
     return out

@@ -230,14 +230,8 @@ class OSINTEnv(gym.Env[str, str]):
         self._breakdown: RewardBreakdown | None = None
         self._turns: list[Turn] = []
         self._end = "running"
-        if self.observation_format == "compact":
-            text = reset_text(self.task.question, self.max_steps, self.max_parallel_calls, self.schemas)
-        else:
-            text = (
-                f"{self.task.question}\n"
-                f"Investigate with tools and answer with one entity id. Budget: {self.max_steps} steps, up to "
-                f"{self.max_parallel_calls} tool calls per step.\nActions: {self._tool_help}"
-            )
+        text = reset_text(self.observation_format, self.task.question, self.max_steps, self.max_parallel_calls,
+                          self.schemas, self._tool_help)
         self._first = fit_text(text, self.max_observation_chars)
         info = self._info(
             task_id=self.task.task_id, family=self.task.family, difficulty=self.task.difficulty,
@@ -247,11 +241,7 @@ class OSINTEnv(gym.Env[str, str]):
 
     def step(self, action: Any) -> tuple[str, float, bool, bool, dict[str, Any]]:
         if self._end != "running":
-            over: dict[str, Any] = {"error": "the episode is over; call reset()"}
-            if self.observation_format == "compact":  # the compact format always starts with its step header
-                steps = getattr(self, "_steps", 0)
-                over = {"step": steps, "steps_left": self.max_steps - steps, **over}
-            return self._fit(over), 0.0, True, False, {"action_error": "episode over"}
+            return self._fit({"error": "the episode is over; call reset()"}), 0.0, True, False, {"action_error": "episode over"}
         self._steps += 1
         parsed = parse_action(action)
         results: list[dict[str, Any]] = []
@@ -289,8 +279,9 @@ class OSINTEnv(gym.Env[str, str]):
         return text, float(reward), terminated, truncated, self._info(**extra)
 
     def _fit(self, obs: dict[str, Any]) -> str:
-        if self.observation_format == "compact":
-            return fit_compact(obs, self.max_observation_chars)
+        if self.observation_format == "compact":  # the compact format always starts with its step header
+            steps = getattr(self, "_steps", 0)
+            return fit_compact({"step": steps, "steps_left": self.max_steps - steps, **obs}, self.max_observation_chars)
         return fit_json(obs, self.max_observation_chars)
 
     def _run_calls(self, calls: tuple[Call, ...], results: list[dict[str, Any]]) -> tuple[str | None, list[Call]]:
