@@ -97,7 +97,7 @@ def test_knowledge_graph_entity_pages_round_trip_their_facts_both_ways():
         assert record_edges(result) == record_edges(entry["result"]) and record_edges(result)
     director = next(o for r, d, o in kb.relations_of(film) if r == "directed_by")
     text, result = _roundtrip(_call(kb, "get_profile", handle_or_id=director))
-    assert any(k.endswith(" (inverse)") for k in result["facts"]) and f'-directed_by= "' in text
+    assert any(k.endswith(" (inverse)") for k in result["facts"]) and '-directed_by= "' in text
     assert (film, "directed_by", director) in record_edges(result)
 
 

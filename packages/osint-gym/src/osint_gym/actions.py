@@ -180,15 +180,18 @@ def parse_action(action: Any, max_chars: int = MAX_ACTION_CHARS) -> ParsedAction
                 return _from_value(json.loads(stripped))
             except ValueError:
                 pass  # maybe JSON followed by prose: fall through to the scan
+        head = _HEAD.match(stripped)
+        short = head is not None and head.group(1) in _PARAMS
         try:
-            return _from_value(_first_json(stripped))
+            found = _from_value(_first_json(stripped))
+            if found.ok or not short:  # JSON comes first; a short action may hold JSON of its own
+                return found
         except ValueError:
             pass
         plain = _PLAIN_ANSWER.match(stripped)
         if plain:
             return ParsedAction((Call("answer", {"entity_id": plain.group(1).strip().strip("\"'`")}),))
-        head = _HEAD.match(stripped)
-        if head and head.group(1) in _PARAMS:
+        if short:
             return _short(stripped)
         return _fail('no action found; send JSON such as {"tool": "get_profile", "args": {"handle_or_id": "@name"}} '
                      'or {"answer": "<entity id>"}')
