@@ -174,3 +174,44 @@ def task_rate(n: int = 500, seed: int = 0, reference: Callable[[int, int], None]
         out.update({"reference_per_s": statistics.median(refs), "ratio": statistics.median(o / f for o, f in zip(ours, refs)),
                     "rounds_ratio": [round(o / f, 3) for o, f in zip(ours, refs)]})
     return out
+
+
+def _quantiles(values: list[int]) -> dict[str, float]:
+    ordered = sorted(values)
+    return {"median": statistics.median(ordered), "p95": ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))]}
+
+
+def episode_chars(per_difficulty: int = 150, benchmark: str = "v0:dev") -> dict[str, Any]:
+    """Characters of oracle episodes (first observation + every action and observation) in the JSON
+    rendering with JSON actions vs the compact rendering with short actions, on the same tasks."""
+    from osint_gym.agents import OracleAgent, run_episode
+    from osint_gym.env import OSINTEnv
+
+    out: dict[str, Any] = {"benchmark": benchmark, "tasks": 0}
+    for fmt, actions in (("json", "json"), ("compact", "short")):
+        env = OSINTEnv(benchmark=benchmark, observation_format=fmt)
+        sizes, bare, action_sizes, turns, correct = [], [], [], [], 0
+        for difficulty in ("easy", "medium"):
+            for i in range(per_difficulty):
+                r = run_episode(env, OracleAgent(actions), options={"difficulty": difficulty, "task_index": i})
+                sizes.append(len(r.first_observation) + sum(len(t.action) + len(t.observation) for t in r.turns))
+                # the same episode without the reset's tool list (one constant line a trainer can put in a system prompt)
+                bare.append(sizes[-1] - len(r.first_observation) + len(r.task.question))
+                action_sizes.append(sum(len(t.action) for t in r.turns))
+                turns.append(len(r.turns))
+                correct += r.correct
+        out[fmt] = {"episode_chars": _quantiles(sizes), "without_tool_list": _quantiles(bare), "action_chars": _quantiles(action_sizes),
+                    "turns_median": statistics.median(turns), "oracle_success": correct / len(sizes)}
+        out["tasks"] = len(sizes)
+    out["ratio_median"] = out["json"]["episode_chars"]["median"] / out["compact"]["episode_chars"]["median"]
+    return out
+
+
+def print_episode_chars(c: dict[str, Any]) -> None:
+    for fmt, label in (("json", "JSON + JSON actions"), ("compact", "compact + short actions")):
+        f = c[fmt]
+        print(f"{label:>24}: episode chars median {f['episode_chars']['median']:.0f}, p95 {f['episode_chars']['p95']}; "
+              f"without the tool list median {f['without_tool_list']['median']:.0f}, p95 {f['without_tool_list']['p95']}; "
+              f"action chars median {f['action_chars']['median']:.0f}; turns median {f['turns_median']:.0f}; "
+              f"oracle success {f['oracle_success']:.3f}")
+    print(f"{c['tasks']} {c['benchmark']} easy+medium oracle episodes; JSON/compact median ratio {c['ratio_median']:.2f}x")
