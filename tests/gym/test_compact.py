@@ -188,3 +188,52 @@ def test_any_string_value_round_trips(value, key):
     text = fit_compact({"step": 1, "steps_left": 1, "results": [{"call": "get_profile", "ok": True, "result": record}]}, 10**6)
     back = parse_compact(text)["results"][0]["result"]
     assert back.get(key, "") == value or (value == "" and key not in back)
+
+
+def _outside_records(text: str) -> str:
+    """A compact observation without what tools returned: record and comment lines, and a listing's own fields."""
+    kept = []
+    for line in text.split("\n"):
+        words = line.split(" ")
+        if len(words) > 1 and words[1].startswith("type="):
+            continue
+        if words[0] == "comment":
+            continue
+        kept.append(" ".join(words[:2]) if len(words) > 1 and words[1] == "ok" else line)
+    return "\n".join(kept)
+
+
+def test_no_leak_in_the_compact_rendering_before_answering():
+    import re
+
+    import numpy as np
+
+    from osint_gym.env import OSINTEnv
+    from osint_gym.tasks import names_entity
+
+    from .test_leakage import COMBOS, _secrets
+
+    env = OSINTEnv(seed=0, observation_format="compact")
+    rng = np.random.default_rng(1)
+    id_pattern = re.compile(r"\b(?:person|account|org|loc|event|post|thread)_\d+\b")
+    tools = ["get_profile", "search_posts", "get_connections", "get_user_posts", "search_notes"]
+    checked = 0
+    for ep in range(400):
+        family, difficulty = COMBOS[ep % len(COMBOS)]
+        obs, _ = env.reset(seed=ep, options={"family": family, "difficulty": difficulty})
+        secrets = _secrets(env.task)
+        assert not any(names_entity(env.world, obs, s) for s in secrets), env.task.task_id
+        seen = env.world.ids("person")[:20]
+        for _ in range(5):
+            refs = " ".join(str(seen[rng.integers(len(seen))]) for _ in range(int(rng.integers(1, 3))))
+            action = f"{tools[rng.integers(len(tools))]} {refs}"
+            obs, _, terminated, truncated, _ = env.step(action)
+            seen = id_pattern.findall(obs) or seen
+            visible = _outside_records(obs)
+            for secret in secrets:
+                if secret in visible:
+                    assert secret in action, (env.task.task_id, secret, visible[:300])  # only the agent's own echo
+            checked += 1
+            if terminated or truncated:
+                break
+    assert checked >= 1500
