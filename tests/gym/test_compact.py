@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from osint_gym.compact import CompactError, fit_compact, fit_compact_cut, parse_compact, record_line
+from osint_gym.compact import RECORD_TYPES, CompactError, fit_compact, fit_compact_cut, parse_compact, record_line
 from osint_gym.tools import TOOLS, Notes
 from osint_gym.views import platforms_in, record_edges, records_in
 from osint_gym.world.loaders import load_metaqa_kb
@@ -106,11 +106,21 @@ def test_the_line_grammar_ids_only_and_a_space_before_every_id_and_name(world):
     page = TOOLS["get_profile"](world, Notes(), {"handle_or_id": person}).data
     line = record_line(page)[0]
     org = page["employer"]["id"]
-    assert line.startswith(f'{person} type=person name=" {page["name"]}" employer= {org} city= {page["city"]["id"]}')
+    assert line.startswith(f'person {person} name=" {page["name"]}" employer= {org} city= {page["city"]["id"]}')
     for acc in page["accounts"]:
         assert f" {acc['id']}:{acc['platform']}" in line and acc["handle"] not in line  # references: ids (and platform) only
     assert world.label(org) not in line
     assert "\n" not in line and "{" not in line
+
+
+def test_every_id_and_handle_follows_a_space(world):
+    import re
+
+    text = "\n".join(fit_compact({"step": 1, "steps_left": 1, "results": [c]}, 10**6) for c in _osint_calls(world).values())
+    ids = re.findall(r"(.)(?:person|account|org|loc|event|post|thread)_\d+", text)
+    handles = re.findall(r"(.)@[a-z]", text)
+    assert len(ids) > 100 and set(ids) == {" "}
+    assert handles and set(handles) == {" "}
 
 
 def test_errors_and_headers_are_single_lines_and_read_back():
@@ -159,10 +169,11 @@ def test_compact_is_several_times_shorter_than_json(world):
     assert compact * 2 < as_json
 
 
-@pytest.mark.parametrize("bad", ["", "hello", "step x/3", "step 1/3\nperson_1 type=person =oops",
-                                 'step 1/3\nget_profile ok\nperson_1 type=person name="unterminated',
-                                 "step 1/3\ncomment author= account_1", "step 1/3\nperson_1 type=person",
-                                 "step 1/3\nget_profile ok\nperson_1 type=person orphan"])
+@pytest.mark.parametrize("bad", ["", "hello", "step x/3", "step 1/3\nget_profile ok\nperson person_1 =oops",
+                                 'step 1/3\nget_profile ok\nperson person_1 name="unterminated',
+                                 "step 1/3\ncomment author= account_1", "step 1/3\nperson person_1",
+                                 "step 1/3\nget_profile ok\nperson person_1 orphan", "step 1/3\nget_profile ok\nperson",
+                                 "step 1/3\nget_profile ok\nperson person_1 name= a b", "step 1/3\nperson_1 type=person"])
 def test_malformed_compact_text_is_a_typed_error_that_names_the_line(bad):
     with pytest.raises(CompactError, match="line"):
         parse_compact(bad)
@@ -195,7 +206,7 @@ def _outside_records(text: str) -> str:
     kept = []
     for line in text.split("\n"):
         words = line.split(" ")
-        if len(words) > 1 and words[1].startswith("type="):
+        if words[0] in RECORD_TYPES:
             continue
         if words[0] == "comment":
             continue

@@ -107,7 +107,7 @@ def test_the_compact_reset_observation_is_the_question_budgets_and_tools():
     assert tools.startswith("tools search_posts(query limit) ") and "search_people(name organization location limit)" in tools
     assert len(first) < len(OSINTEnv(seed=0, max_steps=8).reset(seed=3)[0]) - 50
     step = env.step("get_profile person_1")[0]
-    assert step.startswith("step 1/8\nget_profile ok\nperson_1 type=person name=")
+    assert step.startswith("step 1/8\nget_profile ok\nperson person_1 name=")
 
 
 def test_bad_formats_are_config_errors():

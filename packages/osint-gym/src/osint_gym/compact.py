@@ -1,4 +1,4 @@
-"""The compact observation format: one record per line, ``id key=value ...``, ids only for references.
+"""The compact observation format: one record per line, ``type id key=value ...``, ids only for references.
 
 A small model reads a step of OSINT-v0 in about a quarter of the characters of its JSON (no
 braces, no quoted field names, references reduced to ids). The format carries every fact
@@ -14,7 +14,8 @@ An observation is lines separated by ``\\n``::
     TOOL ok [FIELD ...]                   one per call, in call order; a search's or listing's own
                                           fields (total, query, account) follow ``ok``
     TOOL error: MESSAGE                   a failing call (add_edge and answer included)
-    ID type=TYPE [FIELD ...]              a record the call above returned (several for a search)
+    TYPE ID [FIELD ...]                   a record the call above returned (several for a search);
+                                          TYPE is one of RECORD_TYPES, ID a WORD or a STRING
     comment FIELD ...                     a comment of the thread record above it
     answer submitted                      the action answered: the episode is over
     truncated: N lines dropped to fit M characters
@@ -29,7 +30,8 @@ An observation is lines separated by ``\\n``::
 
 Every id, handle and name is preceded by a space (``employer= org_16``, ``name=" Olga Becker"``),
 so a byte-level BPE tokenizer that keeps `` person_12`` whole tokenizes it the same way in the
-question, the observations and the agent's actions. Record lines start with their id. Fields that
+question, the observations and the agent's actions; a record line starts with its type so that its id
+follows a space too (a line's first word never has one). Fields that
 are null or empty lists are left out. References keep only their id (and an account's platform);
 the referenced entity's own page has the rest.
 
@@ -64,6 +66,11 @@ _REFS: dict[str, frozenset[str]] = {}
 for _type, _name in RECORD_FIELDS:
     _REFS[_type] = _REFS.get(_type, frozenset()) | {_name}
 _HEAD_REFS, _COMMENT_REFS = frozenset({"account"}), frozenset({"author"})
+
+
+# The record types of `osint_gym.views` (a record line starts with one; a call line with a tool name).
+RECORD_TYPES = frozenset({"person", "account", "organization", "location", "event", "post", "thread", "activity",
+                          "connections", "entity"})
 
 
 class CompactError(ValueError):
@@ -120,7 +127,7 @@ _PROSE = frozenset({"name", "display_name", "bio", "text", "title", "location", 
 
 def record_line(record: dict[str, Any]) -> list[str]:
     """A record as its line (plus a comment line per thread comment)."""
-    parts = [word_or_string(str(record.get("id"))), f" type={word_or_string(str(record.get('type')))}"]
+    parts = [str(record.get("type")), " " + word_or_string(str(record.get("id")))]
     extra: list[str] = []
     for key, value in record.items():
         if key in ("id", "type"):
@@ -268,14 +275,10 @@ def _scalar(value: tuple[str, str | None], quoted: bool) -> Any:
     return int(text) if not quoted and _INT.match(text) else text
 
 
-def _fields(text: str, where: str, refs: frozenset[str] | None = None) -> dict[str, Any]:
-    """The fields of a line; ``refs``: the keys that hold references (None: those of the record type)."""
-    pairs = list(items(text, where))
-    if refs is None:
-        rtype = next((v[0] for k, v, _ in pairs if k == "type"), None)
-        refs = _REFS.get(str(rtype), frozenset())
+def _fields(text: str, where: str, refs: frozenset[str]) -> dict[str, Any]:
+    """The fields of a line; ``refs``: the keys that hold references."""
     out: dict[str, Any] = {}
-    for key, value, quoted in pairs:
+    for key, value, quoted in items(text, where):
         if key is None:
             raise CompactError(f"{where}value {value[0][:40]!r} has no key")
         if key[0] in "+-" and len(key) > 1:  # a knowledge-graph fact
@@ -296,19 +299,21 @@ def _fields(text: str, where: str, refs: frozenset[str] | None = None) -> dict[s
 
 def _record(line: str, where: str) -> dict[str, Any] | None:
     """The record a line shows, or None when the line is not a record line."""
-    if line.startswith('"'):
-        try:
-            rid, end = _DECODER.raw_decode(line)
-        except ValueError:
-            return None
-        rid, rest = (rid[1:] if rid.startswith(" ") else rid), line[end:]
-    else:
-        rid, _, rest = line.partition(" ")
-    if not rest.startswith(" type=") and not rest.startswith("type="):
+    rtype, _, rest = line.partition(" ")
+    if rtype not in RECORD_TYPES:
         return None
-    fields = _fields(rest, where)
-    record: dict[str, Any] = {"id": rid, "type": fields.pop("type", None)}
-    record.update(fields)
+    if rest.startswith('"'):
+        try:
+            rid, end = _DECODER.raw_decode(rest)
+        except ValueError:
+            raise CompactError(f"{where}unterminated or invalid string id") from None
+        rid, rest = (rid[1:] if rid.startswith(" ") else rid), rest[end:]
+    else:
+        rid, _, rest = rest.partition(" ")
+    if not rid:
+        raise CompactError(f"{where}a {rtype} record without an id")
+    record: dict[str, Any] = {"id": rid, "type": rtype}
+    record.update(_fields(rest, where, _REFS.get(rtype, frozenset())))
     if record["type"] == "entity":
         record.setdefault("facts", {})
     return record

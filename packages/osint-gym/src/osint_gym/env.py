@@ -12,7 +12,7 @@ working graph, and answers.
 tool list. After a step: compact JSON ``{"step": k, "steps_left": n, "results": [...]}`` with one
 entry per call (``{"call", "ok", "result"}`` or ``{"call", "ok": false, "error"}``). With
 ``observation_format="compact"`` the same facts as lines, one record per line (``step 2/24``,
-``get_profile ok``, ``person_103 type=person name=" Olga Becker" employer= org_16 ...``; see
+``get_profile ok``, ``person person_103 name=" Olga Becker" employer= org_16 ...``; see
 `osint_gym.compact`, whose `parse_compact` reads them back), about a quarter of the characters.
 
 ## Action Space
