@@ -156,6 +156,18 @@ def test_a_cut_drops_whole_trailing_record_lines_and_says_how_many(world, max_ch
     assert back["truncated"].startswith(f"{dropped} lines")
 
 
+def test_a_cut_shortens_the_longest_listing_first(world):
+    search = _call(world, "search_posts", query=world.ids("event")[0], limit=20)
+    profile = _call(world, "get_profile", handle_or_id=world.ids("person")[0])
+    obs = {"step": 1, "steps_left": 7, "results": [search, profile]}
+    text, cut = fit_compact_cut(obs, 900)
+    back = parse_compact(text)["results"]
+    assert cut and len(text) <= 900
+    assert back[1]["result"]["id"] == profile["result"]["id"]  # the single record outlives the long search
+    assert 0 < len(back[0]["result"]["results"]) < len(search["result"]["results"])
+    assert back[0]["result"]["total"] == search["result"]["total"]  # the listing still says how many there are
+
+
 def test_an_observation_that_fits_is_not_cut(world):
     obs = {"step": 1, "steps_left": 7, "results": [_call(world, "get_profile", handle_or_id=world.ids("person")[0])]}
     text, cut = fit_compact_cut(obs, 16_384)

@@ -35,8 +35,9 @@ follows a space too (a line's first word never has one). Fields that
 are null or empty lists are left out. References keep only their id (and an account's platform);
 the referenced entity's own page has the rest.
 
-A cut (``max_observation_chars``) drops whole trailing record and comment lines, then trailing
-call lines, and ends with the ``truncated:`` line; the header is never dropped.
+A cut (``max_observation_chars``) drops whole trailing record and comment lines of the call that
+returned the most lines (as a JSON cut drops the last items of the longest list), then trailing call
+lines, and ends with the ``truncated:`` line; the header is never dropped.
 
 The reset observation is the question, one budget line and one line of tools with their
 parameters (`reset_text`). Actions in the short syntax (`osint_gym.actions`) use the same
@@ -165,50 +166,59 @@ def _one_line(message: Any) -> str:
     return " ".join(str(message).split())
 
 
-def observation_lines(obs: dict[str, Any]) -> list[tuple[str, bool]]:
-    """The observation dict the env builds (as for JSON) as (line, droppable record line) pairs."""
-    lines = [(f"step {obs.get('step')}/{obs.get('step', 0) + obs.get('steps_left', 0)}", False)]
+def observation_lines(obs: dict[str, Any]) -> list[tuple[str, int | None]]:
+    """The observation dict the env builds (as for JSON) as (line, the index of the call whose
+    result it is a record or comment line of; None for the header, call lines and the rest)."""
+    lines: list[tuple[str, int | None]] = [(f"step {obs.get('step')}/{obs.get('step', 0) + obs.get('steps_left', 0)}", None)]
     if "error" in obs:
-        lines.append((f"error: {_one_line(obs['error'])}", False))
-    for entry in obs.get("results", ()):
+        lines.append((f"error: {_one_line(obs['error'])}", None))
+    for k, entry in enumerate(obs.get("results", ())):
         name = word_or_string(str(entry.get("call")))
         if not entry.get("ok"):
-            lines.append((f"{name} error: {_one_line(entry.get('error'))}", False))
+            lines.append((f"{name} error: {_one_line(entry.get('error'))}", None))
             continue
         head, records = _result_lines(str(entry.get("call")), entry.get("result"))
-        lines.append((f"{name} ok{head}", False))
-        lines += [(r, True) for r in records]
+        lines.append((f"{name} ok{head}", None))
+        lines += [(r, k) for r in records]
     if obs.get("answer_submitted"):
-        lines.append(("answer submitted", False))
+        lines.append(("answer submitted", None))
     return lines
+
+
+def _marker(dropped: int, max_chars: int) -> str:
+    return f"truncated: {dropped} lines dropped to fit {max_chars} characters"
 
 
 def fit_compact_cut(obs: dict[str, Any], max_chars: int) -> tuple[str, bool]:
     """(text, whether anything was cut): ``obs`` in the compact format within ``max_chars``.
 
-    Whole trailing record lines go first, then trailing lines of any kind but the header, and a
-    last line says how many were dropped; every line that remains is whole."""
+    As `osint_gym.text.fit_json_cut` drops the last items of the longest lists, this drops whole
+    trailing record (and comment) lines of the call that returned the most lines, one at a time, so a
+    listing keeps its first records and a single looked-up record outlives a long search; then
+    trailing lines of any kind but the header. A last line says how many lines were dropped."""
     pairs = observation_lines(obs)
     text = json_safe("\n".join(line for line, _ in pairs))  # characters outside CHARSET escaped as JSON does
     if len(text) <= max_chars:
         return text, False
-    lines = text.split("\n")
-    droppable = [d for _, d in pairs]
-    if len(droppable) != len(lines):  # an escaped character never adds a newline; keep the invariant checked
-        droppable = [i > 0 for i in range(len(lines))]
-    size, dropped = len(text), 0
-    keep = list(range(len(lines)))
-    for only_records in (True, False):
-        for i in reversed(range(1, len(lines))):
-            marker = f"\ntruncated: {dropped} lines dropped to fit {max_chars} characters"
-            if size + len(marker) <= max_chars:
+    lines = text.split("\n")  # escaping never adds a newline: one text line per pair
+    groups: dict[int, list[int]] = {}
+    for i, (_, call) in enumerate(pairs):
+        if call is not None:
+            groups.setdefault(call, []).append(i)
+    dropped, size, gone = 0, len(text), set()
+    while size + 1 + len(_marker(dropped, max_chars)) > max_chars:
+        longest = max(groups, key=lambda c: (len(groups[c]), c), default=None)
+        if longest is not None and groups[longest]:
+            i = groups[longest].pop()
+        else:
+            rest = [i for i in range(len(lines) - 1, 0, -1) if i not in gone]
+            if not rest:
                 break
-            if i in keep and (droppable[i] or not only_records):
-                keep.remove(i)
-                size -= len(lines[i]) + 1
-                dropped += 1
-    marker = f"truncated: {dropped} lines dropped to fit {max_chars} characters"
-    out = "\n".join([lines[i] for i in keep] + [marker])
+            i = rest[0]
+        gone.add(i)
+        size -= len(lines[i]) + 1
+        dropped += 1
+    out = "\n".join([line for i, line in enumerate(lines) if i not in gone] + [_marker(dropped, max_chars)])
     if len(out) > max_chars:
         out = f"{lines[0][: max_chars // 2]}\nerror: the observation does not fit in {max_chars} characters"
     return out, True
