@@ -197,3 +197,22 @@ def test_no_short_action_crashes_the_env(text):
     obs, reward, *_ = env.step(text)
     assert obs.startswith("step 1/3\n") and -0.3 <= reward <= 1.5
     read_observation(obs)
+
+
+def test_the_compact_env_passes_check_env_and_pickles():
+    import pickle
+    import warnings
+
+    import gymnasium as gym
+    from gymnasium.utils.env_checker import check_env
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        env = gym.make("OSINT-v0", observation_format="compact")
+        check_env(env.unwrapped)
+    assert [str(w.message) for w in caught] == []
+    env.reset(seed=2)
+    env.step("get_profile person_1")
+    clone = pickle.loads(pickle.dumps(env))
+    a, b = env.step("get_connections person_1"), clone.step("get_connections person_1")
+    assert a[0] == b[0] and a[0].startswith("step 2/24\nget_connections ok\nconnections person_1 knows= ")
