@@ -280,11 +280,6 @@ def items(text: str, where: str = "") -> Iterator[tuple[str | None, Any, bool]]:
         yield key, (rid, platform or None), False
 
 
-def _scalar(value: tuple[str, str | None], quoted: bool) -> Any:
-    text, _ = value
-    return int(text) if not quoted and _INT.match(text) else text
-
-
 def _fields(text: str, where: str, refs: frozenset[str]) -> dict[str, Any]:
     """The fields of a line; ``refs``: the keys that hold references."""
     out: dict[str, Any] = {}
@@ -303,7 +298,7 @@ def _fields(text: str, where: str, refs: frozenset[str]) -> dict[str, Any]:
         elif key in out:
             raise CompactError(f"{where}field {key!r} has several values")
         else:
-            out[key] = _scalar(value, quoted)
+            out[key] = int(value[0]) if not quoted and _INT.match(value[0]) else value[0]
     return out
 
 
@@ -362,7 +357,7 @@ def parse_compact(text: str) -> dict[str, Any]:
         elif (record := _record(line, where)) is not None:
             if current is None or not current["ok"]:
                 raise CompactError(f"{where}a record outside a successful call")
-            _add_record(current, record)
+            current["_records"].append(record)
         else:
             current = _call_line(line, where)
             results.append(current)
@@ -386,10 +381,6 @@ def _last_record(entry: dict[str, Any] | None) -> dict[str, Any] | None:
         return None
     last: dict[str, Any] = entry["_records"][-1]
     return last if last.get("type") == "thread" else None
-
-
-def _add_record(entry: dict[str, Any], record: dict[str, Any]) -> None:
-    entry["_records"].append(record)
 
 
 def _close(entry: dict[str, Any]) -> dict[str, Any]:
