@@ -34,6 +34,12 @@ def env_vs_cartpole(steps: int) -> dict:
     return {**r, **c}
 
 
+def rendering(per_difficulty: int) -> dict:
+    c = bench.episode_chars(per_difficulty)
+    bench.print_episode_chars(c)
+    return c
+
+
 def tasks_vs_reasoning_gym(n: int) -> dict:
     try:
         import reasoning_gym
@@ -165,7 +171,7 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="smaller sizes (no 100k world, a reduced self-play run)")
     ap.add_argument("--selfplay-run", help="measure the overhead of an existing run folder instead of running one")
     ap.add_argument("--skip-selfplay", action="store_true")
-    ap.add_argument("--only", help="comma-separated sections to run: env, tasks, rewards, worlds, eval, selfplay")
+    ap.add_argument("--only", help="comma-separated sections to run: env, render, tasks, rewards, worlds, eval, selfplay")
     args = ap.parse_args()
     only = set(args.only.split(",")) if args.only else None
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -174,6 +180,7 @@ def main() -> None:
     quick = args.quick
     sections = [
         ("env", "OSINT-v0 vs CartPole-v1 (both through gym.make)", lambda: env_vs_cartpole(5000 if quick else 20_000)),
+        ("render", "oracle episode length: JSON vs compact rendering", lambda: rendering(50 if quick else 150)),
         ("tasks", "verified task generation vs reasoning-gym", lambda: tasks_vs_reasoning_gym(500 if quick else 2000)),
         ("rewards", "reward scoring throughput (one core)", lambda: reward_throughput(5000 if quick else 40_000)),
         ("worlds", "world scaling", lambda: world_scaling((1_000, 3_000, 10_000) if quick else (1_000, 10_000, 100_000))),

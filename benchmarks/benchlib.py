@@ -5,6 +5,7 @@ Every figure that has a reference is a ratio measured side by side in the same p
 
 from __future__ import annotations
 
+import functools
 import json
 import statistics
 import subprocess
@@ -174,3 +175,80 @@ def task_rate(n: int = 500, seed: int = 0, reference: Callable[[int, int], None]
         out.update({"reference_per_s": statistics.median(refs), "ratio": statistics.median(o / f for o, f in zip(ours, refs)),
                     "rounds_ratio": [round(o / f, 3) for o, f in zip(ours, refs)]})
     return out
+
+
+def _quantiles(values: list[int]) -> dict[str, float]:
+    ordered = sorted(values)
+    return {"median": statistics.median(ordered), "p95": ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))]}
+
+
+def _episode_texts(env: Any, agent: Callable[[], Any], runs: list[dict[str, Any]]) -> list[tuple[Any, str, list[str]]]:
+    """(record, the whole episode as one text, the actions) of an oracle episode per run's options / seed."""
+    from osint_gym.agents import run_episode
+
+    out = []
+    for run in runs:
+        r = run_episode(env, agent(), **run)
+        text = r.first_observation + "".join(f"\n{t.action}\n{t.observation}" for t in r.turns)
+        out.append((r, text, [t.action for t in r.turns]))
+    return out
+
+
+def _bpe(texts: list[str], vocab: int = 4096) -> Any:
+    """A byte-level BPE trained on ``texts`` that keeps `` person_12`` whole (NOTES-tiny-models.md's pre-tokenizer)."""
+    from tokenizers import Regex, Tokenizer, models, pre_tokenizers, trainers
+
+    tok = Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.Sequence([
+        pre_tokenizers.Split(Regex(r" ?[A-Za-z0-9_]+| ?[^\sA-Za-z0-9_]+|\s+"), "isolated"),
+        pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)])
+    tok.train_from_iterator(texts, trainers.BpeTrainer(vocab_size=vocab, show_progress=False,
+                                                       initial_alphabet=pre_tokenizers.ByteLevel.alphabet()))
+    return tok
+
+
+def episode_chars(per_difficulty: int = 150, benchmark: str = "v0:dev", train_episodes: int = 2000) -> dict[str, Any]:
+    """Characters (and, with ``tokenizers`` installed, tokens) of oracle episodes: first observation +
+    every action and observation, in the JSON rendering with JSON actions vs the compact rendering with
+    short actions, on the same tasks. Each rendering's tokenizer is trained on its own oracle episodes
+    in a training world (seed 1, not the benchmark's)."""
+    from osint_gym.agents import OracleAgent
+    from osint_gym.env import OSINTEnv
+
+    try:
+        import tokenizers  # noqa: F401
+    except ImportError:
+        train_episodes = 0
+    runs = [{"options": {"difficulty": d, "task_index": i}} for d in ("easy", "medium") for i in range(per_difficulty)]
+    out: dict[str, Any] = {"benchmark": benchmark, "tasks": len(runs)}
+    for fmt, actions in (("json", "json"), ("compact", "short")):
+        episodes = _episode_texts(OSINTEnv(benchmark=benchmark, observation_format=fmt), functools.partial(OracleAgent, actions), runs)
+        records = [r for r, _, _ in episodes]
+        sizes = [len(text) for _, text, _ in episodes]
+        # the same episode without the reset's tool list (one constant line a trainer can put in a system prompt)
+        bare = [n - len(r.first_observation) + len(r.task.question) for n, r in zip(sizes, records)]
+        out[fmt] = {"episode_chars": _quantiles(sizes), "without_tool_list": _quantiles(bare),
+                    "action_chars": _quantiles([sum(map(len, a)) for _, _, a in episodes]),
+                    "turns_median": statistics.median(len(r.turns) for r in records),
+                    "oracle_success": sum(r.correct for r in records) / len(records)}
+        if train_episodes:
+            train_env = OSINTEnv(seed=1, observation_format=fmt)
+            train = _episode_texts(train_env, functools.partial(OracleAgent, actions), [{"seed": i} for i in range(train_episodes)])
+            tok = _bpe([text for _, text, _ in train])
+            out[fmt]["episode_tokens"] = _quantiles([len(tok.encode(text).ids) for _, text, _ in episodes])
+            out[fmt]["action_tokens"] = _quantiles([sum(len(tok.encode(a).ids) for a in acts) for _, _, acts in episodes])
+    out["ratio_median"] = out["json"]["episode_chars"]["median"] / out["compact"]["episode_chars"]["median"]
+    return out
+
+
+def print_episode_chars(c: dict[str, Any]) -> None:
+    for fmt, label in (("json", "JSON + JSON actions"), ("compact", "compact + short actions")):
+        f = c[fmt]
+        tokens = (f"; tokens median {f['episode_tokens']['median']:.0f} (p95 {f['episode_tokens']['p95']}), action tokens "
+                  f"median {f['action_tokens']['median']:.0f}" if "episode_tokens" in f else "")
+        print(f"{label:>24}: episode chars median {f['episode_chars']['median']:.0f}, p95 {f['episode_chars']['p95']}; "
+              f"without the tool list median {f['without_tool_list']['median']:.0f}, p95 {f['without_tool_list']['p95']}; "
+              f"action chars median {f['action_chars']['median']:.0f}; turns median {f['turns_median']:.0f}; "
+              f"oracle success {f['oracle_success']:.3f}{tokens}")
+    print(f"{c['tasks']} {c['benchmark']} easy+medium oracle episodes; JSON/compact median ratio {c['ratio_median']:.2f}x "
+          "(tokens: a 4,096-token byte-level BPE per rendering, trained on that rendering's oracle episodes in another world)")

@@ -9,6 +9,18 @@ Accepted shapes (several calls in one action run in parallel):
 * shortcuts ``{"answer": "person_12"}`` and ``{"add_edge": ["account_3", "alias_of", "person_12"]}``
 * a JSON list of any of the above
 * plain text ``answer: person_12``
+* the short syntax, one call per line (several lines: several calls in one step)::
+
+      get_profile account_164
+      get_profile person_7 person_43               same-tool fan-out: one call per value
+      search_people name="Olga Becker" organization=org_16
+      add_edge account_164 authored post_493
+      answer person_103
+
+  A line starts with an action name; positional values fill its first parameter (add_edge:
+  src rel dst; answer: the entity id), ``key=value`` fields the others, and values are written as
+  in the compact observation format (`osint_gym.compact`): a word, or a JSON string. Several words
+  after a key are one string (``name=Olga Becker``). ``tool {"arg": ...}`` takes JSON arguments.
 
 A JSON value may sit anywhere in surrounding prose. Parsing never raises: it returns a
 `ParsedAction` whose ``error`` says what was wrong.
@@ -21,12 +33,23 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from osint_gym.compact import CompactError, items, word_or_string
+from osint_gym.tools import CONTROL_SCHEMAS, TOOLS
+
 MAX_ACTION_CHARS = 16_384
 _MAX_JSON_STARTS = 64  # bounded scan for a JSON value inside prose (keeps parsing O(n) in practice)
 _OPEN, _CLOSE = "<tool_call>", "</tool_call>"
 # the answer is the rest of the labelled line: prose on later lines is not part of it (see osint_gym.reward)
 _PLAIN_ANSWER = re.compile(r"^\s*(?:final\s+)?answer\s*[:=]\s*([^\n]*\S)", re.IGNORECASE)
 _DECODER = json.JSONDecoder()
+# every action's parameters in order (the first is the one positional values fill) and its integer ones
+_PARAMS: dict[str, list[str]] = {
+    **{name: list(spec.parameters["properties"]) for name, spec in TOOLS.items()},
+    **{s["function"]["name"]: list(s["function"]["parameters"]["properties"]) for s in CONTROL_SCHEMAS},
+}
+_INTEGERS = {(name, arg) for name, spec in TOOLS.items() for arg, p in spec.parameters["properties"].items()
+             if p["type"] == "integer"}
+_HEAD = re.compile(r"([a-z_][a-z0-9_]*)(?:[ \t]|$)")
 
 
 @dataclass(frozen=True)
@@ -157,14 +180,106 @@ def parse_action(action: Any, max_chars: int = MAX_ACTION_CHARS) -> ParsedAction
                 return _from_value(json.loads(stripped))
             except ValueError:
                 pass  # maybe JSON followed by prose: fall through to the scan
+        head = _HEAD.match(stripped)
+        short = head is not None and head.group(1) in _PARAMS
         try:
-            return _from_value(_first_json(stripped))
+            found = _from_value(_first_json(stripped))
+            if found.ok or not short:  # JSON comes first; a short action may hold JSON of its own
+                return found
         except ValueError:
             pass
         plain = _PLAIN_ANSWER.match(stripped)
         if plain:
             return ParsedAction((Call("answer", {"entity_id": plain.group(1).strip().strip("\"'`")}),))
+        if short:
+            return _short(stripped)
         return _fail('no action found; send JSON such as {"tool": "get_profile", "args": {"handle_or_id": "@name"}} '
                      'or {"answer": "<entity id>"}')
     except RecursionError:
         return _fail("action JSON is nested too deeply")
+
+
+# ---------------------------------------------------------------------------- the short syntax
+def _short(text: str) -> ParsedAction:
+    calls: list[Call] = []
+    for no, line in enumerate(text.split("\n"), 1):
+        line = line.strip()
+        if not line:
+            continue
+        got = _short_line(line, f"line {no}: ")
+        if isinstance(got, str):
+            return _fail(got)
+        calls += got
+    return ParsedAction(tuple(calls))
+
+
+def _short_line(line: str, where: str) -> list[Call] | str:
+    name, _, rest = line.partition(" ")
+    name, rest = name.strip(), rest.strip()
+    params = _PARAMS.get(name)
+    if params is None:
+        return f"{where}unknown action {name[:40]!r}; known: {', '.join(_PARAMS)}"
+    if rest.startswith("{"):
+        try:
+            return [Call(name, json.loads(rest))]
+        except ValueError:
+            return f"{where}arguments of {name!r} are not valid JSON"
+    positional: list[str] = []
+    keyword: dict[str, list[Any]] = {}
+    try:
+        for key, (value, platform), quoted in items(rest, where):
+            text = value if platform is None else f"{value}:{platform}"
+            if key is None:
+                positional.append(text)
+            else:
+                integer = (name, key) in _INTEGERS and not quoted and re.fullmatch(r"-?[0-9]+", text)
+                keyword.setdefault(key, []).append(int(text) if integer else text)
+    except CompactError as exc:
+        return str(exc)
+    args = {k: (v[0] if len(v) == 1 else v if name == "answer" or isinstance(v[0], int) else " ".join(map(str, v)))
+            for k, v in keyword.items()}
+    if name == "add_edge":
+        if not positional:
+            return [Call(name, args)]
+        if args or len(positional) % 3:
+            return f"{where}add_edge takes src rel dst (one triple per edge), got {len(positional)} values"
+        return [Call(name, dict(zip(params, positional[i : i + 3]))) for i in range(0, len(positional), 3)]
+    if name == "answer":
+        if positional and not args:
+            return [Call(name, {"entity_id": positional[0] if len(positional) == 1 else positional})]
+        return [Call(name, args)] if not positional else f"{where}answer takes one entity id"
+    first = params[0]
+    if positional and first in args:
+        return f"{where}{name}: {first!r} given both by position and as {first}="
+    return [Call(name, {first: p, **args}) for p in positional] if positional else [Call(name, args)]
+
+
+def _item(value: Any) -> str:
+    """A value as one item, with the leading space every id and name gets (a STRING has it inside)."""
+    text = str(value) if isinstance(value, int) and not isinstance(value, bool) else word_or_string(str(value))
+    return text if text.startswith('"') else " " + text
+
+
+def short_action(calls: list[tuple[str, dict[str, Any]]]) -> str:
+    """Calls in the short syntax: consecutive calls of one tool that differ only in their first
+    argument fan out on one line; add_edge and answer take positional values; every other call
+    gets its own line."""
+    lines: list[tuple[str, dict[str, Any], list[Any]]] = []  # (action, other args, first-argument values)
+    for name, args in calls:
+        first = _PARAMS.get(name, [""])[0]
+        rest = {k: v for k, v in args.items() if k != first}
+        values = args[first] if name == "answer" and isinstance(args.get(first), list) else [args[first]] if first in args else []
+        if name not in ("add_edge", "answer") and values and _item(values[0]).startswith('"'):
+            rest, values = {first: values[0], **rest}, []  # a STRING reads better as a field: name="Olga Becker"
+        if name != "add_edge" and lines and lines[-1][0] == name and lines[-1][1] == rest and values:
+            lines[-1][2].extend(values)
+        else:
+            lines.append((name, rest, list(values)))
+    out = []
+    for name, rest, values in lines:
+        if name == "add_edge" and values and set(rest) == {"rel", "dst"}:
+            out.append(name + _item(values[0]) + _item(rest["rel"]) + _item(rest["dst"]))
+            continue
+        fields = "".join(f" {k}={_item(v)}" for k, v in rest.items())
+        out.append(name + "".join(_item(v) for v in values) + fields)
+    return "\n".join(out)

@@ -9,7 +9,8 @@ token budget ran out), which the env scores as its own truncation.
 
 `OracleAgent` is the tool-only oracle acting through ``env.step``: it is built from the env's task
 (the privileged upper bound knows what the question means) but reads every fact back out of the
-observations it receives, never out of the world.
+observations it receives (JSON, or compact through `osint_gym.compact.parse_compact`), never out of
+the world. It writes JSON actions or the short syntax (``action_format="short"``).
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ from typing import Any, Protocol
 
 import gymnasium as gym
 
+from osint_gym.actions import short_action
+from osint_gym.compact import CompactError, parse_compact
 from osint_gym.env import OSINTEnv
 from osint_gym.episode import EpisodeRecord
 from osint_gym.errors import ConfigError
@@ -125,11 +128,30 @@ def run_episode(env: gym.Env[str, str], agent: Agent, *, seed: int | None = None
     return run_episodes([env], _Single(agent), seeds=[seed], options=[options])[0]
 
 
-class OracleAgent:
-    """The tool-only oracle through ``env.step``: JSON tool-call actions, facts read back out of the
-    observations. Cites the evidence it read and submits one id (under Hits@1, one gold answer)."""
+ACTION_FORMATS = ("json", "short")
 
-    def __init__(self) -> None:
+
+def read_observation(observation: str) -> dict[str, Any]:
+    """A step observation in either format as the dict the env built (compact references reduced
+    to ids); ``{}`` for text that is neither (a reset observation, a cut beyond repair)."""
+    try:
+        if observation.startswith("step "):
+            return parse_compact(observation)
+        data = json.loads(observation)
+    except (ValueError, CompactError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+class OracleAgent:
+    """The tool-only oracle through ``env.step``: facts read back out of the observations (either
+    format), actions as JSON tool calls or in the short syntax (``action_format="short"``). Cites
+    the evidence it read and submits one id (under Hits@1, one gold answer)."""
+
+    def __init__(self, action_format: str = "json") -> None:
+        if action_format not in ACTION_FORMATS:
+            raise ConfigError(f"action_format must be one of {ACTION_FORMATS}, got {action_format!r}")
+        self.action_format = action_format
         self._plan: Plan | None = None
 
     def reset(self, env: OSINTEnv, observation: str = "", info: dict[str, Any] | None = None) -> None:
@@ -148,10 +170,8 @@ class OracleAgent:
             self._answer = stop.value
 
     def _read(self, observation: str) -> None:
-        try:
-            entries = json.loads(observation).get("results", [])
-        except (ValueError, AttributeError):
-            entries = []
+        entries = read_observation(observation).get("results", [])
+        entries = entries if isinstance(entries, list) else []
         got = [e.get("result") if isinstance(e, dict) and e.get("ok") else None for e in entries]
         self._collected += (got + [None] * self._sent)[: self._sent]
         self._sent = 0
@@ -167,11 +187,16 @@ class OracleAgent:
             self._read(observation)
         if self._answer is not None:  # cite the evidence it read, then answer, in one action
             found, evidence = self._answer
+            if self.action_format == "short":
+                edges: list[Call] = [("add_edge", dict(zip(("src", "rel", "dst"), e))) for e in evidence]
+                return short_action([*edges, ("answer", {"entity_id": found[0] if found else "none"})])
             calls: list[dict[str, Any]] = [{"add_edge": list(e)} for e in evidence]
             calls.append({"answer": found[0] if found else "none"})
             return json.dumps({"tool_calls": calls})
         chunk, self._pending = self._pending[: self._max_parallel], self._pending[self._max_parallel :]
         self._sent = len(chunk)
+        if self.action_format == "short":
+            return short_action(chunk)
         if len(chunk) == 1:
             return json.dumps({"tool": chunk[0][0], "args": chunk[0][1]})
         return json.dumps({"tool_calls": [{"tool": n, "args": a} for n, a in chunk]})

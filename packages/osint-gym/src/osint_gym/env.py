@@ -10,12 +10,16 @@ working graph, and answers.
 ## Observation Space
 ``Text(max_observation_chars, charset=osint_gym.text.CHARSET)``. On reset: the question and the
 tool list. After a step: compact JSON ``{"step": k, "steps_left": n, "results": [...]}`` with one
-entry per call (``{"call", "ok", "result"}`` or ``{"call", "ok": false, "error"}``).
+entry per call (``{"call", "ok", "result"}`` or ``{"call", "ok": false, "error"}``). With
+``observation_format="compact"`` the same facts as lines, one record per line (``step 2/24``,
+``get_profile ok``, ``person person_103 name=" Olga Becker" employer= org_16 ...``; see
+`osint_gym.compact`, whose `parse_compact` reads them back), about a quarter of the characters.
 
 ## Action Space
 ``Text(16384, charset=CHARSET)``: what an LLM emits. A JSON object anywhere in the text, the
 OpenAI function-call shape, ``<tool_call>`` tags, or a dict/list of those (see
-`osint_gym.actions`). One action may carry up to ``max_parallel_calls`` tool calls, executed
+`osint_gym.actions`), or the short syntax ``get_profile account_164`` / ``answer person_103``
+(one call per line, in every observation format). One action may carry up to ``max_parallel_calls`` tool calls, executed
 together in one step, plus any number of ``add_edge`` calls and at most one ``answer``.
 
 ## Tools
@@ -50,7 +54,9 @@ uses it; a parallel action counts as one step).
 World, e.g. a loaded MetaQA graph), ``tasks`` (fixed task list), ``benchmark`` ("v0:test"),
 ``difficulty``, ``family``, ``task_seed``, ``max_steps`` (24), ``max_parallel_calls`` (4),
 ``reward_config``, ``max_observation_chars`` (16384; a longer observation loses the last items of
-its longest lists and says so in ``"truncated"``, staying valid JSON), ``render_mode`` ("ansi").
+its longest lists and says so in ``"truncated"``, staying valid JSON; a compact one loses whole
+trailing record lines and ends with a ``truncated:`` line), ``observation_format`` ("json" or
+"compact"; part of the budgets a task is verified under), ``render_mode`` ("ansi").
 Given tasks are verified under the env's observation budget (and step / parallel-call budgets no
 smaller than the defaults: a tighter step budget is a harder evaluation of a valid task) unless
 they carry a verification stamp that covers this world and these budgets (sampled and benchmark
@@ -60,7 +66,7 @@ tasks do), so building an env on stamped tasks verifies nothing. ``benchmark`` f
 
 ## Version History
 * v0: initial release. Later, without changing task semantics: the episode record, verification
-  stamps, JSON-preserving observation cuts.
+  stamps, JSON-preserving observation cuts, the compact observation format and the short action syntax.
 """
 
 from __future__ import annotations
@@ -72,6 +78,7 @@ from typing import Any
 import gymnasium as gym
 
 from osint_gym.actions import MAX_ACTION_CHARS, Call, parse_action
+from osint_gym.compact import fit_compact, reset_text
 from osint_gym.episode import EpisodeRecord, Turn
 from osint_gym.errors import ConfigError, TaskError
 from osint_gym.reward import RewardBreakdown, RewardConfig, score_episode, step_penalty
@@ -127,6 +134,7 @@ class OSINTEnv(gym.Env[str, str]):
         max_parallel_calls: int = DEFAULT_BUDGETS.max_parallel_calls,
         reward_config: RewardConfig | dict[str, Any] | None = None,
         max_observation_chars: int = DEFAULT_BUDGETS.max_observation_chars,
+        observation_format: str = DEFAULT_BUDGETS.observation_format,
     ) -> None:
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ConfigError(f"render_mode must be one of {self.metadata['render_modes']} or None, got {render_mode!r}")
@@ -135,7 +143,8 @@ class OSINTEnv(gym.Env[str, str]):
         if seed is not None:
             check_seed(seed)
         self.render_mode = render_mode
-        self.budgets = Budgets(max_steps, max_parallel_calls, max_observation_chars)
+        self.budgets = Budgets(max_steps, max_parallel_calls, max_observation_chars, observation_format)
+        self.observation_format = observation_format
         self.max_steps, self.max_parallel_calls, self.max_observation_chars = max_steps, max_parallel_calls, max_observation_chars
         self.reward_config = RewardConfig.from_dict(reward_config) if isinstance(reward_config, dict) else (reward_config or RewardConfig())
         self.difficulty, self.family = difficulty, family
@@ -221,11 +230,8 @@ class OSINTEnv(gym.Env[str, str]):
         self._breakdown: RewardBreakdown | None = None
         self._turns: list[Turn] = []
         self._end = "running"
-        text = (
-            f"{self.task.question}\n"
-            f"Investigate with tools and answer with one entity id. Budget: {self.max_steps} steps, up to "
-            f"{self.max_parallel_calls} tool calls per step.\nActions: {self._tool_help}"
-        )
+        text = reset_text(self.observation_format, self.task.question, self.max_steps, self.max_parallel_calls,
+                          self.schemas, self._tool_help)
         self._first = fit_text(text, self.max_observation_chars)
         info = self._info(
             task_id=self.task.task_id, family=self.task.family, difficulty=self.task.difficulty,
@@ -235,7 +241,7 @@ class OSINTEnv(gym.Env[str, str]):
 
     def step(self, action: Any) -> tuple[str, float, bool, bool, dict[str, Any]]:
         if self._end != "running":
-            return fit_json({"error": "the episode is over; call reset()"}, self.max_observation_chars), 0.0, True, False, {"action_error": "episode over"}
+            return self._fit({"error": "the episode is over; call reset()"}), 0.0, True, False, {"action_error": "episode over"}
         self._steps += 1
         parsed = parse_action(action)
         results: list[dict[str, Any]] = []
@@ -268,9 +274,15 @@ class OSINTEnv(gym.Env[str, str]):
             obs["error"] = error
         if terminated:
             obs["answer_submitted"] = True
-        text = fit_json(obs, self.max_observation_chars)
+        text = self._fit(obs)
         self._turns.append(Turn(_action_text(action), text, float(reward), error))
         return text, float(reward), terminated, truncated, self._info(**extra)
+
+    def _fit(self, obs: dict[str, Any]) -> str:
+        if self.observation_format == "compact":  # the compact format always starts with its step header
+            steps = getattr(self, "_steps", 0)
+            return fit_compact({"step": steps, "steps_left": self.max_steps - steps, **obs}, self.max_observation_chars)
+        return fit_json(obs, self.max_observation_chars)
 
     def _run_calls(self, calls: tuple[Call, ...], results: list[dict[str, Any]]) -> tuple[str | None, list[Call]]:
         """Execute tool and add_edge calls in order; return (first error, answer calls)."""

@@ -14,6 +14,7 @@ from collections.abc import Generator
 from dataclasses import dataclass
 from typing import Any
 
+from osint_gym.compact import fit_compact_cut, parse_compact
 from osint_gym.schema import RELATIONS, Direction, Edge, WorldKind
 from osint_gym.tasks.query import ATTRIBUTE_FILTERS, Filter, Query
 from osint_gym.text import fit_json_cut
@@ -188,20 +189,24 @@ class OracleResult:
         return self.found[0] if self.found and not self.out_of_budget else None
 
 
-def _observed(step: int, max_steps: int, entries: list[dict[str, Any]], max_chars: int) -> list[Any]:
-    """The results of one step as the agent sees them: through the env's observation budget."""
-    data = [e.get("result") if e["ok"] else None for e in entries]
+def _observed(step: int, max_steps: int, entries: list[dict[str, Any]], max_chars: int,
+              observation_format: str = "json") -> list[Any]:
+    """The results of one step as the agent sees them: through the env's observation budget, in the
+    served format (a compact observation is read back through `parse_compact`, as `OracleAgent` reads it)."""
     obs = {"step": step, "steps_left": max_steps - step, "results": entries}
-    text, cut = fit_json_cut(obs, max_chars)
-    if not cut:
-        return data  # the common case: nothing was cut, no need to decode what was just encoded
-    seen = json.loads(text).get("results", [])
+    if observation_format == "compact":
+        seen = parse_compact(fit_compact_cut(obs, max_chars)[0]).get("results", [])
+    else:
+        text, cut = fit_json_cut(obs, max_chars)
+        if not cut:  # the common case: nothing was cut, no need to decode what was just encoded
+            return [e.get("result") if e["ok"] else None for e in entries]
+        seen = json.loads(text).get("results", [])
     got = [e.get("result") if isinstance(e, dict) and e.get("ok") else None for e in seen]
     return (got + [None] * len(entries))[: len(entries)]
 
 
 def run_oracle(world: World, query: Query, max_steps: int, max_parallel_calls: int,
-               max_observation_chars: int = 16_384) -> OracleResult:
+               max_observation_chars: int = 16_384, observation_format: str = "json") -> OracleResult:
     """Run the plan directly against the tools, counting steps and cutting observations as the env would."""
     tools = tools_for(world)
     notes = Notes()
@@ -222,7 +227,7 @@ def run_oracle(world: World, query: Query, max_steps: int, max_parallel_calls: i
                         entries.append({"call": name, "ok": True, "result": tools[name](world, notes, args).data})
                     except ToolError as exc:
                         entries.append({"call": name, "ok": False, "error": str(exc)})
-                results += _observed(steps, max_steps, entries, max_observation_chars)
+                results += _observed(steps, max_steps, entries, max_observation_chars, observation_format)
             batch = plan.send(results)
     except StopIteration as stop:
         found, evidence = stop.value

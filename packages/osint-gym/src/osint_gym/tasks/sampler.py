@@ -77,7 +77,7 @@ class TaskSampler:
                 continue
             b = self.budgets
             verdict = verify_task(self.world, task, max_steps=b.max_steps, max_parallel_calls=b.max_parallel_calls,
-                                  max_observation_chars=b.max_observation_chars)
+                                  max_observation_chars=b.max_observation_chars, observation_format=b.observation_format)
             if not verdict.ok:
                 self.rejections[verdict.reason.value] += 1
                 continue

@@ -13,6 +13,7 @@ from osint_gym.schema import Edge
 from osint_gym.tasks.query import Query
 
 DIFFICULTIES = ("easy", "medium", "hard")
+OBSERVATION_FORMATS = ("json", "compact")
 
 
 @dataclass(frozen=True)
@@ -20,27 +21,37 @@ class Budgets:
     """The budgets a task is verified under and served with; the one home of their defaults.
 
     A task verified under budgets ``b`` stays solvable under any budgets that `cover` ``b``: more
-    steps, more parallel calls and longer observations never take an oracle step away.
+    steps, more parallel calls and longer observations never take an oracle step away. The
+    observation format decides how an observation is cut, so a stamp covers only its own format.
     """
 
     max_steps: int = 24
     max_parallel_calls: int = 4
     max_observation_chars: int = 16_384
+    observation_format: str = "json"  # "json" or "compact" (`osint_gym.compact`)
 
     def __post_init__(self) -> None:
         for name, lo, hi in (("max_steps", 1, 10_000), ("max_parallel_calls", 1, 64), ("max_observation_chars", 256, 10_000_000)):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
                 raise ConfigError(f"{name} must be an integer in [{lo}, {hi}], got {value!r}")
+        if self.observation_format not in OBSERVATION_FORMATS:
+            raise ConfigError(f"observation_format must be one of {OBSERVATION_FORMATS}, got {self.observation_format!r}")
 
     def covers(self, verified: Budgets) -> bool:
         """Whether a task verified under ``verified`` is still solvable under these budgets."""
         return (self.max_steps >= verified.max_steps and self.max_parallel_calls >= verified.max_parallel_calls
-                and self.max_observation_chars >= verified.max_observation_chars)
+                and self.max_observation_chars >= verified.max_observation_chars
+                and self.observation_format == verified.observation_format)
 
-    def to_dict(self) -> dict[str, int]:
-        return {"max_steps": self.max_steps, "max_parallel_calls": self.max_parallel_calls,
-                "max_observation_chars": self.max_observation_chars}
+    def to_dict(self) -> dict[str, Any]:
+        """The budgets as a row; the default format is left out, so JSON-format stamps and digests
+        read exactly as before formats existed."""
+        out: dict[str, Any] = {"max_steps": self.max_steps, "max_parallel_calls": self.max_parallel_calls,
+                               "max_observation_chars": self.max_observation_chars}
+        if self.observation_format != "json":
+            out["observation_format"] = self.observation_format
+        return out
 
 
 DEFAULT_BUDGETS = Budgets()

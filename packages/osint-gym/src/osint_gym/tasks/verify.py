@@ -72,9 +72,11 @@ def verify_task(
     max_parallel_calls: int = DEFAULT_MAX_PARALLEL_CALLS,
     max_observation_chars: int = DEFAULT_MAX_OBSERVATION_CHARS,
     check_oracle: bool = True,
+    observation_format: str = "json",
 ) -> Verdict:
     """Whether ``task`` may be served in ``world`` under these budgets (the oracle runs under the
-    same step, parallel-call and observation budgets the env serves the task with)."""
+    same step, parallel-call and observation budgets, and reads observations cut the way the
+    served ``observation_format`` cuts them)."""
     for answer in task.answers:
         if answer not in world:
             return Verdict(FailureReason.UNKNOWN_ENTITY, f"answer {answer!r} is not an entity of this world")
@@ -102,7 +104,7 @@ def verify_task(
             return Verdict(FailureReason.AMBIGUOUS, f"the question fits {len(determined)} entities")
         return Verdict(FailureReason.ANSWER_MISMATCH, f"the question determines {determined[:5]}, not {list(task.answers)}")
     if check_oracle:
-        result = run_oracle(world, query, max_steps, max_parallel_calls, max_observation_chars)
+        result = run_oracle(world, query, max_steps, max_parallel_calls, max_observation_chars, observation_format)
         if result.answer is None or not set(result.found) <= set(task.answers) or (
             len(task.answers) == 1 and len(result.found) != 1
         ):
@@ -120,11 +122,12 @@ def verified(world: World, task: Task, budgets: Budgets = DEFAULT_BUDGETS) -> Ta
     episode may truncate), so those are verified at no less than the defaults."""
     fp = world_fingerprint(world)
     budgets = Budgets(max(budgets.max_steps, DEFAULT_BUDGETS.max_steps),
-                      max(budgets.max_parallel_calls, DEFAULT_BUDGETS.max_parallel_calls), budgets.max_observation_chars)
+                      max(budgets.max_parallel_calls, DEFAULT_BUDGETS.max_parallel_calls), budgets.max_observation_chars,
+                      budgets.observation_format)
     if task.verified_for(fp, budgets):
         return task
     verdict = verify_task(world, task, max_steps=budgets.max_steps, max_parallel_calls=budgets.max_parallel_calls,
-                          max_observation_chars=budgets.max_observation_chars)
+                          max_observation_chars=budgets.max_observation_chars, observation_format=budgets.observation_format)
     if not verdict.ok:
         raise TaskError(f"task {task.task_id!r} is not valid in world {world.name!r} under {budgets.to_dict()}: "
                         f"{verdict.reason.value}: {verdict.detail}")
