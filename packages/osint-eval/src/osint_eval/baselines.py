@@ -7,9 +7,9 @@ shortcut. Single-turn (they read the context the model sees):
 * ``most-frequent``: the candidate of the answer type that the context shows most often (ties: the
   first mentioned);
 * ``first-mentioned`` / ``last-mentioned``: the first / last candidate of the answer type in the text;
-* ``adjacent``: a candidate of the answer type on a line with an entity the question names (the
-  context writes those by name, every other entity by id); a seeded pick among several, a
-  type-correct guess when there is none.
+* ``adjacent``: a candidate of the answer type on a line with an entity the question names (its
+  name, handle or id occurs in the question); a seeded pick among several, a type-correct guess
+  when there is none.
 
 Multi-turn: ``naive-search`` searches once for the question's first name, handle or id, then answers
 the first id of the answer type in what came back.
@@ -80,11 +80,19 @@ class ShortcutPolicy(Policy):
             counts = Counter(mentions)
             return max(pool, key=lambda c: counts[c])  # max keeps the first of equals: ties go to the first mentioned
         rng = random.Random(f"{self.seed}:{item.task.task_id}:{self.rule}")
-        shown = set(context.entities)
-        named = {n for e in context.edges for n in (e.head, e.tail) if n not in shown}
+        named = named_in_question(item, context)
         near = list(dict.fromkeys(n for e in context.edges if e.head in named or e.tail in named
                                   for n in (e.head, e.tail) if n in set(pool)))
         return rng.choice(near) if near else random_guess(item.task, context, rng)
+
+
+def named_in_question(item: PolicyInput, context: Context) -> set[str]:
+    """Context entities the question names: those whose name, handle or id (as the context writes
+    them) occurs in the question as a whole word."""
+    q = item.task.question
+    nodes = dict.fromkeys(n for e in context.edges for n in (e.head, e.tail))
+    return {n for n in nodes if any(re.search(rf"(?<![\w@]){re.escape(ref)}(?![\w])", q)
+                                    for ref in {n, item.world.surface(n)} if n in item.world)}
 
 
 def first_reference(question: str) -> str | None:
