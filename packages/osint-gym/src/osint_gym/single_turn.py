@@ -132,7 +132,7 @@ def decoy_chain(world: World, query: Query, start: str, avoid: set[str], rng: ra
         nxt = rng.choice(passing or nbrs)
         edges += [canonical_edge(hop.edge(node, nxt))] + _filter_edges(world, hop.filters, nxt, rng)
         node = nxt
-    return [canonical_edge(e) for e in edges]
+    return list(dict.fromkeys(canonical_edge(e) for e in edges))  # a filter may repeat a hop's edge
 
 
 def _context_edges(world: World, task: Task, rng: random.Random, n_distractors: int, decoys: int) -> tuple[list[Edge], list[str]]:
@@ -164,7 +164,8 @@ def _context_edges(world: World, task: Task, rng: random.Random, n_distractors: 
     near = distractor_edges(world, named, edges, rng, 10 * n_distractors + 50)
     typed = [e for e in near if any(n not in named and world.type_of(n) == task.answer_type for n in (e.head, e.tail))]
     edges += (typed + [e for e in near if e not in set(typed)])[: max(0, n_distractors)]
-    return edges + _padding(world, task, edges, set(named) | set(starts), rng), starts
+    edges += _padding(world, task, edges, set(named) | set(starts), rng)
+    return list(dict.fromkeys(edges)), starts
 
 
 def _padding(world: World, task: Task, edges: list[Edge], named: set[str], rng: random.Random) -> list[Edge]:
