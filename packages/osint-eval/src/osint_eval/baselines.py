@@ -25,11 +25,11 @@ import random
 import re
 from collections import Counter
 
-from osint_eval.policies import _HANDLE, _ID, Policy, PolicyInput, _type_prefix
+from osint_eval.policies import _HANDLE, _ID, SHORTCUTS_BY_MODE, Policy, PolicyInput, _type_prefix
 from osint_gym.single_turn import Context, random_guess
 
-SINGLE_TURN_SHORTCUTS = ("most-frequent", "first-mentioned", "last-mentioned", "adjacent")
-MULTI_TURN_SHORTCUTS = ("naive-search",)
+SINGLE_TURN_SHORTCUTS = SHORTCUTS_BY_MODE["single_turn"]
+MULTI_TURN_SHORTCUTS = SHORTCUTS_BY_MODE["multi_turn"]
 SHORTCUTS = SINGLE_TURN_SHORTCUTS + MULTI_TURN_SHORTCUTS
 
 # a run of capitalised words (a person's, event's or organisation's name), the question's leading verb excluded

@@ -260,7 +260,10 @@ class OpenAIPolicy(Policy):
             return list(pool.map(self._complete, [b.messages for b in batch]))
 
 
-SHORTCUT_NAMES = ("most-frequent", "first-mentioned", "last-mentioned", "adjacent", "naive-search")  # osint_eval.baselines
+# the shortcut baselines of each mode (implemented in osint_eval.baselines)
+SHORTCUTS_BY_MODE = {"single_turn": ("most-frequent", "first-mentioned", "last-mentioned", "adjacent"),
+                     "multi_turn": ("naive-search",)}
+SHORTCUT_NAMES = SHORTCUTS_BY_MODE["single_turn"] + SHORTCUTS_BY_MODE["multi_turn"]
 SCRIPTED = ("random-guess", "random-valid", "oracle") + SHORTCUT_NAMES
 SCHEMES = ("openai:", "tiny:")
 

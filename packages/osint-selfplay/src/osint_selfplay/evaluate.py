@@ -43,9 +43,8 @@ def _zero_variance_groups(rounds: list[dict[str, Any]]) -> dict[str, dict[str, f
 
 
 def evaluate_run(run: SelfPlayRun, bases: dict[str, str], warm: dict[str, str], final: dict[str, str]) -> dict[str, Any]:
-    from osint_eval.baselines import MULTI_TURN_SHORTCUTS, SINGLE_TURN_SHORTCUTS, make_shortcut
     from osint_eval.evaluate import evaluate
-    from osint_eval.policies import HFPolicy, OraclePolicy, Policy, RandomGuessPolicy
+    from osint_eval.policies import SHORTCUTS_BY_MODE, HFPolicy, OraclePolicy, Policy, RandomGuessPolicy, make_policy
     from osint_eval.report import write_report
     from osint_eval.tasks import TaskSet
 
@@ -63,9 +62,8 @@ def evaluate_run(run: SelfPlayRun, bases: dict[str, str], warm: dict[str, str], 
     tokens = cfg.grpo_answerer.max_completion_length if not multi else min(cfg.grpo_answerer.max_completion_length, 160)
     policies: dict[str, Policy] = {name: HFPolicy(p, batch_size=ev.batch_size, max_new_tokens=tokens, temperature=0.0)
                                    for name, p in paths.items()}
-    policies["random_guess"] = RandomGuessPolicy(cfg.seed)
-    for name in MULTI_TURN_SHORTCUTS if multi else SINGLE_TURN_SHORTCUTS:  # the report names the strongest
-        policies[name] = make_shortcut(name, cfg.seed)
+    policies["random_guess"] = RandomGuessPolicy(cfg.seed)  # and the shortcuts: the report names the strongest
+    policies |= {n: make_policy(n, seed=cfg.seed) for n in SHORTCUTS_BY_MODE[a.mode]}
     if multi:
         policies["oracle"] = OraclePolicy()
     run_kwargs: dict[str, Any] = ({"max_steps": a.max_turns, "max_parallel_calls": a.max_parallel_calls, "batch_size": ev.batch_size}
