@@ -8,7 +8,13 @@ import json
 import pytest
 
 from osint_eval import baselines, policies
-from osint_eval.baselines import SINGLE_TURN_SHORTCUTS, NaiveSearchPolicy, ShortcutPolicy, first_reference
+from osint_eval.baselines import (
+    SINGLE_TURN_SHORTCUTS,
+    NaiveSearchPolicy,
+    ShortcutPolicy,
+    adjacency_is_the_question,
+    first_reference,
+)
 from osint_eval.evaluate import evaluate
 from osint_eval.policies import PolicyInput, make_policy
 from osint_eval.report import baseline_note, markdown, render_html
@@ -34,16 +40,6 @@ def _success(policy, taskset, contexts, keep=None):
     return proportion_interval([score_completion(t, a, c).correct for t, c, a in rows])
 
 
-def _forced(world, task):
-    """A one-hop question whose start has no neighbour of the answer type but the gold, in the whole world:
-    there the adjacent entity IS what the question asks for, and no truthful context can hide it."""
-    q = task.query
-    if q is None or q.start is None or len(q.hops) != 1:
-        return False
-    near = {n for e in world.incident_edges(q.start) for n in (e.head, e.tail) if n != q.start and world.type_of(n) == task.answer_type}
-    return near == {task.answer}
-
-
 def test_single_turn_shortcuts_land_within_5_points_of_the_uniform_type_correct_guess(v0_test):
     taskset, contexts = v0_test
     assert len(taskset.tasks) == 1000
@@ -52,7 +48,7 @@ def test_single_turn_shortcuts_land_within_5_points_of_the_uniform_type_correct_
         rate = _success(make_policy(name), taskset, contexts)
         assert abs(rate.mean - chance.mean) <= 0.05, (name, rate.fmt(pct=True), chance.fmt(pct=True))
     # adjacency: on every task where the world gives the named start another neighbour of the answer type
-    free = lambda t: not _forced(taskset.world, t)  # noqa: E731
+    free = lambda t: not adjacency_is_the_question(taskset.world, t)  # noqa: E731
     adjacent, chance_free = (_success(p, taskset, contexts, free) for p in (make_policy("adjacent"), make_policy("random-guess")))
     assert adjacent.n == 804 and abs(adjacent.mean - chance_free.mean) <= 0.05, (adjacent.fmt(pct=True), chance_free.fmt(pct=True))
 
