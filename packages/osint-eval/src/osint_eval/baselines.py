@@ -11,8 +11,8 @@ shortcut. Single-turn (they read the context the model sees):
   name, handle or id occurs in the question); a seeded pick among several, a type-correct guess
   when there is none.
 
-Multi-turn: ``naive-search`` searches once for the question's first name, handle or id, then answers
-the first id of the answer type in what came back.
+Multi-turn: ``naive-search`` searches the forum once (``search_threads``) for the question's first name,
+handle or id, then answers the first id of the answer type in what came back.
 
 None of them reads the task's structured query, gold answer or evidence: only the answer type (the
 question says it) and what the agent sees.
@@ -110,8 +110,9 @@ def first_reference(question: str) -> str | None:
 
 
 class NaiveSearchPolicy(Policy):
-    """Multi-turn: one full-text search for the question's first reference, then the first id of the
-    answer type in the results (any id when none has that type)."""
+    """Multi-turn: one full-text search (``search_threads``) for the question's first reference, then the
+    first id of the answer type in the results (any id when none has that type). Of the one-call lookups
+    measured on v0:test (n=1000) it is the strongest: search_threads 6.8%, get_profile 6.5%, search_posts 0.5%."""
 
     def __init__(self) -> None:
         self.name = "naive-search"
@@ -125,7 +126,7 @@ class NaiveSearchPolicy(Policy):
                 continue
             ref = first_reference(item.task.question)
             if item.turn == 0 and ref:
-                out.append(json.dumps({"tool": "search_posts", "args": {"query": ref}}))
+                out.append(json.dumps({"tool": "search_threads", "args": {"query": ref}}))
                 continue
             prefix = _type_prefix(item.task)
             seen = [i for i in _ID.findall(item.seen[-1])] if item.turn else []

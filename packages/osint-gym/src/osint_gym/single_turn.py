@@ -2,7 +2,12 @@
 
 Training (osint-selfplay) and evaluation (osint-eval) both use this module, so a model is scored
 the same way in both. The context simulates records already retrieved: the gold evidence mixed
-with distractors, as id triples (``"triples"``) or as rendered platform records (``"records"``).
+with decoy chains (the question's relation pattern walked from other start entities), edges around
+the entities the question names and count padding, as id triples (``"triples"``) or as rendered
+platform records (``"records"``). In triples mode every candidate of the answer type then appears
+about as often as the gold and positions are shuffled, so frequency, position and adjacency to a name
+say nothing about the answer (osint-eval's shortcut baselines measure it); every line is a world fact,
+so the context's facts still determine exactly the gold (`context_answers`).
 The answer is scored by `osint_gym.reward.score_episode`, like an env episode.
 """
 
