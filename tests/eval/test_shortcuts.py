@@ -114,3 +114,30 @@ def world_task():
     dev = load_tasks("v0:dev", limit=200)
     task = next(t for t in dev.tasks if t.family == "network_discovery" and t.query.start is not None)
     return dev.world, task
+
+
+def test_cli_baselines_print_the_strongest_next_to_the_model(tmp_path, capsys):
+    from osint_eval.cli import main
+
+    out = tmp_path / "r"
+    assert main(["run", "--policy", "oracle", "--baselines", "--tasks", "v0:dev", "--limit", "30", "--out", str(out),
+                 "--leaderboard", "", "--no-progress"]) == 0
+    printed = capsys.readouterr().out
+    report = Report.from_dict(json.loads((out / "report.json").read_text()))
+    assert set(report.models) == {"oracle", "random-guess", *SINGLE_TURN_SHORTCUTS}
+    assert report.strongest_baseline is not None and baseline_note(report) in printed
+    assert "Strongest scripted baseline" in (out / "report.md").read_text()
+
+
+def test_a_name_in_the_context_is_no_marker_of_the_start(v0_test):
+    """Decoy starts are written by name too: "a candidate next to any name" is a type-correct guess."""
+    taskset, contexts = v0_test
+    world, hits = taskset.world, []
+    for i, (task, ctx) in enumerate(zip(taskset.tasks, contexts)):
+        shown = set(ctx.entities)
+        names = {n for e in ctx.edges for n in (e.head, e.tail) if n not in shown}
+        near = sorted({n for e in ctx.edges if e.head in names or e.tail in names for n in (e.head, e.tail)
+                       if n in shown and world.type_of(n) == task.answer_type})
+        hits.append(near[i % len(near)] == task.answer if near else False)
+    chance = _success(make_policy("random-guess"), taskset, contexts)
+    assert abs(sum(hits) / len(hits) - chance.mean) <= 0.05
