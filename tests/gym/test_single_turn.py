@@ -83,9 +83,10 @@ def test_frequency_does_not_single_out_the_gold(v0_test):
         balanced += len(set(counts.values())) == 1
         strictly_most += sorted(counts.values())[-2:-1] < [counts[task.answer]] and counts[task.answer] == max(counts.values())
         only += len(counts) == 1
-    # before decoys: the gold was the strictly most frequent id of its type in 679 of 1,000 contexts, the only one in 121
+    # before decoys (measured): the gold was the strictly most frequent id of its type in 665 of 1,000 contexts,
+    # the only one in 184, and all candidates were equally frequent in 218; now 0, 0 and 994
     assert only == 0
-    assert balanced >= 900 and strictly_most <= 10, (balanced, strictly_most)
+    assert balanced >= 980 and strictly_most == 0, (balanced, strictly_most)
 
 
 def test_decoys_repeat_the_gold_relation_pattern_from_other_named_starts(v0_test):
