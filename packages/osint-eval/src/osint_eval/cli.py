@@ -10,8 +10,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-POLICY_HELP = ("random-guess | random-valid | oracle | openai:<base_url>#<model> | a model "
-               "(local folder, hub id, or tiny:<hidden>x<layers>)")
+POLICY_HELP = ("random-guess | random-valid | oracle | most-frequent | first-mentioned | last-mentioned | adjacent | "
+               "naive-search | openai:<base_url>#<model> | a model (local folder, hub id, or tiny:<hidden>x<layers>)")
 
 
 def _common(p: argparse.ArgumentParser) -> None:
@@ -43,12 +43,13 @@ def _parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True)
     r = sub.add_parser("run", help="evaluate one policy")
     r.add_argument("--policy", required=True, help=POLICY_HELP)
-    r.add_argument("--baselines", action="store_true", help="also run random-guess and oracle on the same tasks")
+    r.add_argument("--baselines", action="store_true",
+                   help="also run random-guess, the mode's shortcut baselines and oracle on the same tasks")
     _common(r)
     c = sub.add_parser("compare", help="paired comparison of a candidate against a base model")
     c.add_argument("--base", required=True, help=POLICY_HELP)
     c.add_argument("--candidate", required=True, help=POLICY_HELP)
-    c.add_argument("--baselines", action="store_true", help="also run random-guess on the same tasks")
+    c.add_argument("--baselines", action="store_true", help="also run random-guess and the mode's shortcut baselines on the same tasks")
     _common(c)
     lb = sub.add_parser("leaderboard", help="render leaderboard.jsonl as a table")
     lb.add_argument("--file", default="leaderboard.jsonl")
@@ -62,9 +63,17 @@ def _policy(spec: str, args: argparse.Namespace) -> Any:
 
     default_tokens = 96 if args.mode == "multi_turn" else 16
     kwargs: dict[str, Any] = {"seed": args.seed, "max_new_tokens": args.max_new_tokens or default_tokens, "temperature": args.temperature}
-    if not spec.startswith(("random-", "oracle", "openai:")):
+    from osint_eval.policies import SCRIPTED
+
+    if spec not in SCRIPTED and not spec.startswith("openai:"):
         kwargs["batch_size"] = args.batch_size
     return make_policy(spec, **kwargs)
+
+
+def _shortcuts(mode: str) -> tuple[str, ...]:
+    from osint_eval.baselines import MULTI_TURN_SHORTCUTS, SINGLE_TURN_SHORTCUTS
+
+    return MULTI_TURN_SHORTCUTS if mode == "multi_turn" else SINGLE_TURN_SHORTCUTS
 
 
 def _check_args(args: argparse.Namespace, specs: dict[str, str]) -> None:
@@ -88,7 +97,7 @@ def _evaluate(args: argparse.Namespace, specs: dict[str, str], comparisons: list
     from osint_eval import leaderboard
     from osint_eval.errors import EvalError
     from osint_eval.evaluate import evaluate
-    from osint_eval.report import write_report
+    from osint_eval.report import baseline_note, write_report
     from osint_eval.tasks import load_tasks
 
     _check_args(args, specs)
@@ -109,6 +118,8 @@ def _evaluate(args: argparse.Namespace, specs: dict[str, str], comparisons: list
     for name, m in report.models.items():
         label = name if m.label == name else f"{name} ({m.label})"
         print(f"{label}: success {m.overall.success.fmt(pct=True)}, reward {m.overall.reward.fmt()}")
+    if baseline_note(report):
+        print(baseline_note(report))
     for c in report.comparisons.values():
         o = c.overall
         if o.n and o.success_delta and o.mcnemar:
@@ -134,11 +145,11 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "run":
             specs = {args.policy: args.policy}
             if args.baselines:
-                specs.update({"random-guess": "random-guess", "oracle": "oracle"})
+                specs.update({n: n for n in ("random-guess", *_shortcuts(args.mode), "oracle")})
             return _evaluate(args, specs, [])
         specs = {"base": args.base, "candidate": args.candidate}
         if args.baselines:
-            specs["random-guess"] = "random-guess"
+            specs.update({n: n for n in ("random-guess", *_shortcuts(args.mode))})
         return _evaluate(args, specs, [("base", "candidate")])
     except EvalError as exc:
         print(f"osint-eval: error: {exc}", file=sys.stderr)

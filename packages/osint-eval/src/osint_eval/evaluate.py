@@ -5,8 +5,8 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
-from osint_eval.metrics import compare, summarize
-from osint_eval.policies import Policy
+from osint_eval.metrics import compare, strongest_baseline, summarize
+from osint_eval.policies import OraclePolicy, Policy
 from osint_eval.runner import EpisodeResult, run
 from osint_eval.schema import ProposalCounts, Report, TaskInfo
 from osint_eval.tasks import TaskSet
@@ -29,8 +29,8 @@ def task_info(taskset: TaskSet) -> TaskInfo:
 def evaluate(policies: dict[str, Policy], taskset: TaskSet, *, mode: str = "single_turn", seed: int = 0,
              comparisons: list[tuple[str, str]] | None = None, config: dict[str, Any] | None = None,
              title: str | None = None, progress: bool = True, dry_run: bool = False, **run_kwargs: Any) -> Report:
-    """Run every policy on the same tasks; summaries per model and paired comparisons
-    ``(base, candidate)``; returns the `Report` (write it with `write_report`)."""
+    """Run every policy on the same tasks; summaries per model, paired comparisons ``(base, candidate)``
+    and the strongest scripted non-oracle baseline; returns the `Report` (write it with `write_report`)."""
     results: dict[str, list[EpisodeResult]] = {}
     if mode == "single_turn":
         run_kwargs.setdefault("seed", seed)  # the contexts' distractors
@@ -44,12 +44,15 @@ def evaluate(policies: dict[str, Policy], taskset: TaskSet, *, mode: str = "sing
         if bar is not None:
             bar.close()
     labels = {name: str(p.name) for name, p in policies.items()}
+    models = {name: summarize(results[name], seed=seed, name=name, label=labels[name], policy=p.describe())
+              for name, p in policies.items()}
+    baselines = [n for n, p in policies.items() if not p.is_model and not isinstance(p, OraclePolicy)]
     return Report(
         title=title or " vs ".join(labels[n] if labels[n] == n else f"{n} ({labels[n]})" for n in policies),
         mode=mode, seed=seed, tasks=task_info(taskset),
-        models={name: summarize(results[name], seed=seed, name=name, label=labels[name], policy=p.describe())
-                for name, p in policies.items()},
+        models=models,
         comparisons={c.name: c for c in (compare(results[b], results[k], seed=seed, names=(b, k), labels=(labels[b], labels[k]))
                                           for b, k in (comparisons or []))},
         episodes=results, config=config or {}, versions=package_versions(VERSIONED), git_sha=git_sha(), dry_run=dry_run,
+        strongest_baseline=strongest_baseline(models, baselines),
     )

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from osint_eval.runner import EpisodeResult
-from osint_eval.schema import Comparison, MetricBlock, ModelSummary, PairedBlock
+from osint_eval.schema import Baseline, Comparison, MetricBlock, ModelSummary, PairedBlock
 from osint_eval.stats import bootstrap_mean, mcnemar_exact, paired_delta, proportion_interval
 
 COMPONENTS = ("answer", "evidence", "efficiency", "penalty")
@@ -82,3 +82,13 @@ def compare(base: list[EpisodeResult], candidate: list[EpisodeResult], *, seed: 
         {k: _paired(v, [c for c in candidate if c.difficulty == k], seed) for k, v in _groups(base, "difficulty").items()},
         {k: _paired(v, [c for c in candidate if c.family == k], seed) for k, v in _groups(base, "family").items()},
     )
+
+
+def strongest_baseline(models: dict[str, ModelSummary], baselines: list[str]) -> Baseline | None:
+    """The baseline among ``baselines`` (names of scripted non-oracle policies in ``models``) with the
+    highest success (ties: the first listed); None when there is none."""
+    present = [n for n in baselines if n in models]
+    if not present:
+        return None
+    best = max(present, key=lambda n: models[n].overall.success.mean)
+    return Baseline(best, models[best].label, models[best].overall.success)

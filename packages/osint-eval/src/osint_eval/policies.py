@@ -6,7 +6,8 @@
   ``transformers serve``); the key comes from an environment variable.
 * Scripted baselines: `RandomGuessPolicy` (chance level: a random entity of the asked type among
   what the policy has seen), `RandomValidPolicy` (random valid tool calls, then a random answer)
-  and `OraclePolicy` (osint-gym's tool-only oracle: the upper bound).
+  and `OraclePolicy` (osint-gym's tool-only oracle: the upper bound); the shortcut baselines
+  (most-frequent, first-/last-mentioned, adjacent, naive-search) live in `osint_eval.baselines`.
 
 Scripted policies also receive the task and the env, but only the oracle reads the task's
 structured query (it is the privileged upper bound); the others use what the agent could see.
@@ -259,7 +260,11 @@ class OpenAIPolicy(Policy):
             return list(pool.map(self._complete, [b.messages for b in batch]))
 
 
-SCRIPTED = ("random-guess", "random-valid", "oracle")
+# the shortcut baselines of each mode (implemented in osint_eval.baselines)
+SHORTCUTS_BY_MODE = {"single_turn": ("most-frequent", "first-mentioned", "last-mentioned", "adjacent"),
+                     "multi_turn": ("naive-search",)}
+SHORTCUT_NAMES = SHORTCUTS_BY_MODE["single_turn"] + SHORTCUTS_BY_MODE["multi_turn"]
+SCRIPTED = ("random-guess", "random-valid", "oracle") + SHORTCUT_NAMES
 SCHEMES = ("openai:", "tiny:")
 
 
@@ -282,7 +287,7 @@ def check_policy_spec(spec: str) -> None:
 
 
 def make_policy(spec: str, **kwargs: Any) -> Policy:
-    """``random-guess``, ``random-valid``, ``oracle``, ``openai:<base_url>#<model>``, or a model
+    """``random-guess``, ``random-valid``, ``oracle``, a shortcut baseline (`osint_eval.baselines`), ``openai:<base_url>#<model>``, or a model
     (hub id, local folder, ``tiny:`` spec)."""
     check_policy_spec(spec)
     seed = kwargs.pop("seed", 0)
@@ -292,6 +297,10 @@ def make_policy(spec: str, **kwargs: Any) -> Policy:
         return RandomValidPolicy(seed)
     if spec == "oracle":
         return OraclePolicy()
+    if spec in SHORTCUT_NAMES:
+        from osint_eval.baselines import make_shortcut
+
+        return make_shortcut(spec, seed)
     if spec.startswith("openai:"):
         url, _, model = spec[len("openai:"):].partition("#")
         if not url or not model:

@@ -57,6 +57,18 @@ def _dry_note(report: Report) -> str | None:
     return f"DRY RUN: a smoke test on {report.tasks.n} tasks; these figures are not evaluation results."
 
 
+def baseline_note(report: Report) -> str | None:
+    """One line: the strongest scripted baseline and every other model's success minus it (the CLI,
+    Markdown and HTML print it; None when the run had no scripted baseline)."""
+    b = report.strongest_baseline
+    if b is None:
+        return None
+    label = b.name if b.label == b.name else f"{b.name} ({b.label})"
+    gaps = [f"{name} {100 * (m.overall.success.mean - b.success.mean):+.1f} pts" for name, m in report.models.items() if name != b.name]
+    return (f"Strongest scripted baseline: {label}, success {b.success.fmt(pct=True)}"
+            + (f"; success minus it: {', '.join(gaps)}" if gaps else "") + ".")
+
+
 def _model_names(report: Report) -> str:
     return ", ".join(f"{name} = {m.label}" for name, m in report.models.items() if m.label != name)
 
@@ -105,6 +117,8 @@ def markdown(report: Report) -> str:
         parts += [f"Generator proposals: {p.valid} valid of {p.total}; invalid by reason: "
                   + ", ".join(f"{k} {v}" for k, v in sorted(p.reasons.items()) if k != "ok"), ""]
     parts += ["## Overall", "", _md_table(HEADER, _md_model_rows(report.models, None)), ""]
+    if baseline_note(report):
+        parts += [_md_cell(str(baseline_note(report))), ""]
     parts += ["## By difficulty", "", _md_table(HEADER, _md_model_rows(report.models, "by_difficulty")), ""]
     parts += ["## By family", "", _md_table(HEADER, _md_model_rows(report.models, "by_family")), ""]
     if report.comparisons:
@@ -225,6 +239,8 @@ def _html_head(report: Report) -> list[str]:
 
 def render_html(report: Report) -> str:
     parts = _html_head(report) + ["<h2>Summary</h2>", _html_table(HEADER, _model_rows(report.models, None), "summary")]
+    if baseline_note(report):
+        parts.append(f'<p class="baseline">{_e(baseline_note(report))}</p>')
     if report.comparisons:
         rows = [[c.described, str(c.overall.n), _delta(c.overall.success_delta, pct=True), _delta(c.overall.reward_delta),
                  f"{c.overall.mcnemar.p_value:.3g}"] for c in report.comparisons.values() if c.overall.n and c.overall.mcnemar]

@@ -245,6 +245,24 @@ class Comparison:
 
 # ---------------------------------------------------------------------------- the report
 @dataclass(frozen=True)
+class Baseline:
+    """The strongest scripted non-oracle policy of a run (a shortcut or the chance guess): a model's
+    score means something only next to it."""
+
+    name: str
+    label: str
+    success: Estimate
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "label": self.label, "success": self.success.to_dict()}
+
+    @classmethod
+    def from_dict(cls, d: Any, where: str) -> Baseline:
+        return cls(str(_str(d, "name", where)), str(_str(d, "label", where)),
+                   Estimate.from_dict(_get(d, "success", where), f"{where}.success"))
+
+
+@dataclass(frozen=True)
 class ProposalCounts:
     """Generator task sources: how many proposals were sampled, how many were valid, why the others failed."""
 
@@ -296,12 +314,14 @@ class Report:
     git_sha: str | None = None
     out_dir: str | None = None
     dry_run: bool = False  # a smoke test on a handful of tasks: its figures are not results
+    strongest_baseline: Baseline | None = None  # None: the run had no scripted non-oracle policy
 
     def to_dict(self) -> dict[str, Any]:
         return {"title": self.title, "mode": self.mode, "seed": self.seed, "dry_run": self.dry_run, "config": self.config,
                 "versions": dict(self.versions), "git_sha": self.git_sha, "out_dir": self.out_dir, "tasks": self.tasks.to_dict(),
                 "models": {k: m.to_dict() for k, m in self.models.items()},
                 "comparisons": {k: c.to_dict() for k, c in self.comparisons.items()},
+                "strongest_baseline": self.strongest_baseline.to_dict() if self.strongest_baseline else None,
                 "episodes": {k: [e.to_dict() for e in eps] for k, eps in self.episodes.items()}}
 
     @classmethod
@@ -312,12 +332,14 @@ class Report:
         seed = _get(d, "seed", where)
         if isinstance(seed, bool) or not isinstance(seed, int):
             raise ReportError(f"{where}.seed: expected an integer, got {seed!r}")
+        sb = _obj(d, where).get("strongest_baseline")  # absent from reports written before it existed
         return cls(str(_str(d, "title", where)), str(_str(d, "mode", where)), seed, TaskInfo.from_dict(_get(d, "tasks", where), f"{where}.tasks"),
                    {k: ModelSummary.from_dict(k, v, f"{where}.models.{k}") for k, v in _map(d, "models", where).items()},
                    {k: Comparison.from_dict(k, v, f"{where}.comparisons.{k}") for k, v in _map(d, "comparisons", where).items()},
                    {k: _episodes(v, f"{where}.episodes.{k}") for k, v in _map(d, "episodes", where).items()},
                    _map(d, "config", where), _map(d, "versions", where), _str(d, "git_sha", where, optional=True),
-                   _str(d, "out_dir", where, optional=True), dry)
+                   _str(d, "out_dir", where, optional=True), dry,
+                   Baseline.from_dict(sb, f"{where}.strongest_baseline") if sb is not None else None)
 
 
 def _episodes(rows: Any, where: str) -> list[EpisodeResult]:

@@ -2,7 +2,12 @@
 
 Training (osint-selfplay) and evaluation (osint-eval) both use this module, so a model is scored
 the same way in both. The context simulates records already retrieved: the gold evidence mixed
-with distractors, as id triples (``"triples"``) or as rendered platform records (``"records"``).
+with decoy chains (the question's relation pattern walked from other start entities), edges around
+the entities the question names and count padding, as id triples (``"triples"``) or as rendered
+platform records (``"records"``). In triples mode every candidate of the answer type then appears
+about as often as the gold and positions are shuffled, so frequency, position and adjacency to a name
+say nothing about the answer (osint-eval's shortcut baselines measure it); every line is a world fact,
+so the context's facts still determine exactly the gold (`context_answers`).
 The answer is scored by `osint_gym.reward.score_episode`, like an env episode.
 """
 
@@ -11,13 +16,16 @@ from __future__ import annotations
 import json
 import random
 import re
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any, cast
 
 from osint_gym.actions import parse_action
 from osint_gym.errors import ConfigError
 from osint_gym.reward import RewardBreakdown, RewardConfig, labelled_answer, score_episode
-from osint_gym.schema import ID_PREFIX, Edge, EntityType, canonical_edge
+from osint_gym.schema import ID_PREFIX, Direction, Edge, EntityType, canonical_edge, is_symmetric
+from osint_gym.tasks.query import ATTRIBUTE_FILTERS, Filter, Query
 from osint_gym.tasks.task import Task
 from osint_gym.views import page, record_edges
 from osint_gym.world.graph import World
@@ -63,19 +71,144 @@ def distractor_edges(world: World, around: Iterable[str], exclude: Iterable[Edge
     return pool[: max(0, n)]
 
 
-def build_context(world: World, task: Task, *, mode: str = "triples", n_distractors: int = 6, seed: int = 0) -> Context:
-    """The context for a task: its evidence plus ``n_distractors`` nearby edges, shuffled (deterministic)."""
+class ContextGraph:
+    """The facts a context shows, read the way a `Query` reads a `World`: edges from the context only,
+    attributes (type, platform) from the world. `context_answers` evaluates a question on it."""
+
+    def __init__(self, world: World, edges: Iterable[Edge]) -> None:
+        self.world = world
+        self._adj: dict[tuple[str, str, str], list[str]] = {}
+        self._edges: set[tuple[str, str, str]] = set()
+        for h, r, t in edges:
+            for a, b in ((h, t), (t, h)) if is_symmetric(r) else ((h, t),):
+                if (a, r, b) not in self._edges:
+                    self._edges.add((a, r, b))
+                    self._adj.setdefault((a, r, "out"), []).append(b)
+                    self._adj.setdefault((b, r, "in"), []).append(a)
+        self._nodes = list(dict.fromkeys(n for h, _, t in self._edges for n in (h, t)))
+
+    def neighbors(self, entity_id: str, relation: str, direction: Direction | str) -> list[str]:
+        return list(self._adj.get((entity_id, relation, Direction(direction).value), ()))
+
+    def has_edge(self, head: str, relation: str, tail: str) -> bool:
+        return (head, relation, tail) in self._edges
+
+    def entity(self, entity_id: str) -> dict[str, Any]:
+        return self.world.entity(entity_id)
+
+    def type_of(self, entity_id: str) -> str:
+        return self.world.type_of(entity_id)
+
+    def ids(self, etype: EntityType | str) -> list[str]:
+        return [n for n in self._nodes if self.world.type_of(n) == EntityType(etype).value]
+
+
+def context_answers(world: World, query: Query, edges: Iterable[Edge]) -> list[str]:
+    """Every entity the question's query determines from the context's facts alone."""
+    return query.evaluate(cast(World, ContextGraph(world, edges)))  # duck-typed: the part of World a Query reads
+
+
+def _filter_edges(world: World, filters: Iterable[Filter], node: str, rng: random.Random) -> list[Edge]:
+    """A decoy's edges for the filters of its hop: the same fact where the world has it (the same named
+    value), else the same relation to another value, so a decoy shows the gold's relation pattern."""
+    out = []
+    for f in filters:
+        if f.relation in ATTRIBUTE_FILTERS:
+            continue
+        if f.holds(world, node):
+            out.append(Edge(node, f.relation, f.value) if f.direction is Direction.OUT else Edge(f.value, f.relation, node))
+            continue
+        values = world.neighbors(node, f.relation, f.direction)
+        if values:
+            v = rng.choice(values)
+            out.append(Edge(node, f.relation, v) if f.direction is Direction.OUT else Edge(v, f.relation, node))
+    return out
+
+
+def decoy_chain(world: World, query: Query, start: str, avoid: set[str], rng: random.Random) -> list[Edge] | None:
+    """The question's relation pattern walked from another start entity (``None`` where it breaks off):
+    each hop prefers a neighbour that passes the hop's filters, so the decoy looks like the gold path."""
+    node, edges = start, _filter_edges(world, query.filters, start, rng)
+    for hop in query.hops:
+        nbrs = [n for n in world.neighbors(node, hop.relation, hop.direction) if n not in avoid and n != start]
+        if not nbrs:
+            return None
+        passing = [n for n in nbrs if all(f.holds(world, n) for f in hop.filters)]
+        nxt = rng.choice(passing or nbrs)
+        edges += [canonical_edge(hop.edge(node, nxt))] + _filter_edges(world, hop.filters, nxt, rng)
+        node = nxt
+    return list(dict.fromkeys(canonical_edge(e) for e in edges))  # a filter may repeat a hop's edge
+
+
+def _context_edges(world: World, task: Task, rng: random.Random, n_distractors: int, decoys: int) -> tuple[list[Edge], list[str]]:
+    """Gold evidence, ``decoys`` decoy chains from other start entities, ``n_distractors`` edges around the
+    entities the question names, then padding so that every candidate of the answer type appears as often
+    as the most frequent one; and the decoys' start entities (written by name like the question's start).
+    Every edge is a world fact, so the context determines what the world does: the gold (a subgraph
+    holding the evidence cannot make a verified query ambiguous; `context_answers` checks it)."""
+    edges = list(dict.fromkeys(canonical_edge(e) for e in task.evidence))
+    query = task.query
+    named = [n for n in (query.named_entities() if query else []) if n in world]
+    starts: list[str] = []
+    if query is not None and decoys > 0:
+        start_type = world.type_of(query.start) if query.start is not None else query.select_type
+        path = {n for e in edges for n in (e.head, e.tail)}
+        pool = [i for i in world.ids(start_type or "entity") if i not in path] if start_type else []
+        for _ in range(min(len(pool), 8 * decoys)):
+            if decoys == 0:
+                break
+            start = rng.choice(pool)
+            chain = decoy_chain(world, query, start, path, rng)
+            if chain and not set(chain) & set(edges):
+                edges += chain
+                starts.append(start)
+                path |= {n for e in chain for n in (e.head, e.tail)}
+                decoys -= 1
+    # around the named entities, edges to other candidates of the answer type first: the named entity's
+    # neighbourhood must not single out the gold
+    near = distractor_edges(world, named, edges, rng, 10 * n_distractors + 50)
+    typed = [e for e in near if any(n not in named and world.type_of(n) == task.answer_type for n in (e.head, e.tail))]
+    edges += (typed + [e for e in near if e not in set(typed)])[: max(0, n_distractors)]
+    edges += _padding(world, task, edges, set(named) | set(starts), rng)
+    return list(dict.fromkeys(edges)), starts
+
+
+def _padding(world: World, task: Task, edges: list[Edge], named: set[str], rng: random.Random) -> list[Edge]:
+    """World edges that raise every candidate of the answer type to the count of the most frequent one
+    (the other end of a padding edge is never of the answer type, so no new candidate appears)."""
+    atype = task.answer_type
+    counts = Counter(n for e in edges for n in (e.head, e.tail) if n not in named and n in world and world.type_of(n) == atype)
+    if not counts:
+        return []
+    target, have, out = max(counts.values()), set(edges), []
+    for cand in counts:
+        extra = [e for e in world.incident_edges(cand) if e not in have
+                 and world.type_of(e.tail if e.head == cand else e.head) != atype]
+        rng.shuffle(extra)
+        out += extra[: target - counts[cand]]
+        have.update(out)
+    return out
+
+
+def build_context(world: World, task: Task, *, mode: str = "triples", n_distractors: int = 6, decoys: int = 3,
+                  seed: int = 0) -> Context:
+    """The context for a task, shuffled by its own rng (deterministic per task and seed): the evidence,
+    ``decoys`` decoy chains, ``n_distractors`` edges around the named entities, and count padding
+    (see `_context_edges`), so that neither frequency nor position singles out the answer."""
     if mode not in CONTEXT_MODES:
         raise ConfigError(f"context mode must be one of {CONTEXT_MODES}, got {mode!r}")
+    if isinstance(decoys, bool) or not isinstance(decoys, int) or decoys < 0:
+        raise ConfigError(f"decoys must be an integer >= 0, got {decoys!r}")
     rng = random.Random(f"{seed}:{task.task_id}:{task.question}")
-    around = (n for e in task.evidence for n in (e.head, e.tail))
-    edges = [canonical_edge(e) for e in task.evidence] + distractor_edges(world, around, task.evidence, rng, n_distractors)
+    edges, decoy_starts = _context_edges(world, task, rng, n_distractors, decoys)
     rng.shuffle(edges)
     entities = list(dict.fromkeys(n for e in edges for n in (e.head, e.tail)))
     if mode == "triples":
-        # Entities the question names are written as the question writes them; every other
-        # entity (the answer among them) by its id. The answer is never named (verified).
-        named = {n: world.surface(n) for n in (task.query.named_entities() if task.query else []) if n in world}
+        # Entities the question names are written as the question writes them, and so are the decoys'
+        # starts (a name is then no marker of the start); every other entity (the answer among them) by
+        # its id. The answer is never named (verified).
+        names = (task.query.named_entities() if task.query else []) + decoy_starts
+        named = {n: world.surface(n) for n in names if n in world}
         lines = [f"{named.get(e.head, e.head)} {e.relation} {named.get(e.tail, e.tail)}" for e in edges]
         return Context("\n".join(lines), tuple(edges), tuple(n for n in entities if n not in named), tuple(lines))
     records = [page(world, n) for n in entities]

@@ -1,6 +1,7 @@
 """The run's closing evaluation, through osint-eval: held-out greedy accuracy of the untrained model,
-the warm start and the final answerer, next to the random-guess baseline (and, for multi-turn runs,
-the tool-only oracle and an optional single-turn answerer), on the same tasks (paired)."""
+the warm start and the final answerer, next to the random-guess and shortcut baselines (the summary names
+the strongest) and, for multi-turn runs, the tool-only oracle and an optional single-turn answerer, on the
+same tasks (paired)."""
 
 from __future__ import annotations
 
@@ -43,7 +44,7 @@ def _zero_variance_groups(rounds: list[dict[str, Any]]) -> dict[str, dict[str, f
 
 def evaluate_run(run: SelfPlayRun, bases: dict[str, str], warm: dict[str, str], final: dict[str, str]) -> dict[str, Any]:
     from osint_eval.evaluate import evaluate
-    from osint_eval.policies import HFPolicy, OraclePolicy, Policy, RandomGuessPolicy
+    from osint_eval.policies import SHORTCUTS_BY_MODE, HFPolicy, OraclePolicy, Policy, RandomGuessPolicy, make_policy
     from osint_eval.report import write_report
     from osint_eval.tasks import TaskSet
 
@@ -61,7 +62,8 @@ def evaluate_run(run: SelfPlayRun, bases: dict[str, str], warm: dict[str, str], 
     tokens = cfg.grpo_answerer.max_completion_length if not multi else min(cfg.grpo_answerer.max_completion_length, 160)
     policies: dict[str, Policy] = {name: HFPolicy(p, batch_size=ev.batch_size, max_new_tokens=tokens, temperature=0.0)
                                    for name, p in paths.items()}
-    policies["random_guess"] = RandomGuessPolicy(cfg.seed)
+    policies["random_guess"] = RandomGuessPolicy(cfg.seed)  # and the shortcuts: the report names the strongest
+    policies |= {n: make_policy(n, seed=cfg.seed) for n in SHORTCUTS_BY_MODE[a.mode]}
     if multi:
         policies["oracle"] = OraclePolicy()
     run_kwargs: dict[str, Any] = ({"max_steps": a.max_turns, "max_parallel_calls": a.max_parallel_calls, "batch_size": ev.batch_size}
@@ -91,6 +93,7 @@ def evaluate_run(run: SelfPlayRun, bases: dict[str, str], warm: dict[str, str], 
         "models": paths,
         "headline": {name: {k: getattr(m.overall, k).to_dict() for k in HEADLINE} for name, m in report.models.items()},
         "comparisons": {k: c.overall.to_dict() for k, c in report.comparisons.items()},
+        "strongest_baseline": report.strongest_baseline.to_dict() if report.strongest_baseline else None,
         "generator_valid_rate": [s.get("valid_rate") for s in sampled],
         "answerer_solve_rate_on_generated": [s.get("answerer_solve_rate_on_generated") for s in sampled],
         "zero_variance_groups": _zero_variance_groups(run.summary["rounds"]),
