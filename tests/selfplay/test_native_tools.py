@@ -168,3 +168,42 @@ def test_assistant_message_renders_calls_as_tool_calls_and_keeps_prose():
     assert chat.template_kwargs([{"x": 1}], True) == {"tools": [{"x": 1}]} and chat.template_kwargs([{"x": 1}], False) == {}
     with pytest.raises(ValueError, match="2 actions need 2 or 1 observations, got 0"):
         chat.episode_messages("q", ["a", "b"], [])
+
+
+def test_a_grpo_step_runs_in_the_native_format(episode, tiny_path, tmp_path):
+    """The real trainer with a tool template: prompts carry the schemas and the step trains."""
+    from datasets import Dataset
+    from transformers import AutoModelForCausalLM
+    from trl import GRPOTrainer
+
+    from osint_selfplay import phases
+    from osint_selfplay.rewards import EpisodeReward
+
+    row, rollout, _, _ = episode
+    model_dir = tmp_path / "model"
+    tok = qwen_style_tokenizer(tiny_path)
+    tok.save_pretrained(model_dir)
+    AutoModelForCausalLM.from_pretrained(tiny_path).save_pretrained(model_dir)
+    cfg = load_config(None, micro_overrides(tmp_path, **{"answerer.mode": "'multi_turn'", "grpo_answerer.max_completion_length": 48,
+                                                         "grpo_answerer.per_device_train_batch_size": 4,
+                                                         "grpo_answerer.num_generations": 4, "grpo_answerer.max_steps": 1}))
+    seen = []
+
+    def spy(prompts, trainer):
+        out = rollout(prompts, trainer)
+        seen.append(out)
+        return out
+
+    trainer = GRPOTrainer(model=str(model_dir), reward_funcs=[EpisodeReward(cfg.parl)],
+                          args=phases.grpo_args(cfg.grpo_answerer, cfg, tmp_path, 0), train_dataset=Dataset.from_list([row] * 4),
+                          processing_class=tok, rollout_func=spy)
+    trainer.train()
+    assert trainer.state.global_step == 1 and seen
+    for prompt_ids, ids, mask in zip(seen[0]["prompt_ids"], seen[0]["completion_ids"], seen[0]["env_mask"]):
+        assert "<tools>" in tok.decode(prompt_ids) and len(ids) == len(mask) <= 48 and mask[0] == 1
+        for flag, seg in _segments(ids, mask):
+            text = tok.decode(seg)
+            if flag == 0:  # the env's reply (a tool message, or a user turn after an unparseable one) and the next header
+                assert "<|im_start|>user\n" in text and text.endswith("<|im_start|>assistant\n"), text
+            else:
+                assert "</tool_response>" not in text
