@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from osint_eval.errors import EvalError
+from osint_gym import chat
 from osint_gym.agents import OracleAgent
 from osint_gym.schema import ID_PREFIX, EntityType
 from osint_gym.single_turn import Context, random_guess
@@ -158,7 +159,9 @@ class OraclePolicy(Policy):
 
 # ---------------------------------------------------------------------------- model policies
 class HFPolicy(Policy):
-    """A Hugging Face causal LM with batched generation (loaded once)."""
+    """A Hugging Face causal LM with batched generation (loaded once). If its chat template renders
+    tools (``native_tools``), multi-turn conversations are in that template's own tool-call format
+    and the env's tool schemas are passed to the template (see `osint_gym.chat`)."""
 
     is_model = True
 
@@ -171,6 +174,7 @@ class HFPolicy(Policy):
         self.model, self.tokenizer = load_model_and_tokenizer(model, dtype=dtype, device=device)
         if self.tokenizer.chat_template is None:
             raise EvalError(f"model {model!r} has no chat template; use an instruct/chat model")
+        self.native_tools = chat.supports_tools(self.tokenizer.chat_template)
         self.batch_size, self.max_new_tokens = batch_size, max_new_tokens
         self.temperature, self.top_p, self.seed = temperature, top_p, seed
         self.tokens_generated = 0
@@ -180,10 +184,18 @@ class HFPolicy(Policy):
                 "temperature": self.temperature, "top_p": self.top_p, "seed": self.seed}
 
     def act(self, batch: list[PolicyInput]) -> list[str]:
-        return self.generate([b.messages for b in batch])
+        tools = [b.env.schemas if self.native_tools and b.env is not None else None for b in batch]
+        return self.generate([b.messages for b in batch], tools=tools)
 
-    def generate(self, conversations: list[list[dict[str, str]]], *, num_return_sequences: int = 1,
-                 temperature: float | None = None) -> list[str]:
+    def render(self, conversations: list[list[dict[str, Any]]], tools: list[list[dict[str, Any]] | None] | None = None) -> list[str]:
+        """The prompt text of each conversation (``tools[i]``: the schemas given to the template, if any)."""
+        tools = tools or [None] * len(conversations)
+        return [self.tokenizer.apply_chat_template(c, add_generation_prompt=True, tokenize=False,
+                                                   **chat.template_kwargs(t, t is not None))
+                for c, t in zip(conversations, tools)]
+
+    def generate(self, conversations: list[list[dict[str, Any]]], *, num_return_sequences: int = 1,
+                 temperature: float | None = None, tools: list[list[dict[str, Any]] | None] | None = None) -> list[str]:
         """Completions for each conversation (``num_return_sequences`` each, consecutive)."""
         import torch
 
@@ -192,7 +204,7 @@ class HFPolicy(Policy):
         device = next(self.model.parameters()).device
         for start in range(0, len(conversations), self.batch_size):
             chunk = conversations[start : start + self.batch_size]
-            texts = [self.tokenizer.apply_chat_template(c, add_generation_prompt=True, tokenize=False) for c in chunk]
+            texts = self.render(chunk, tools[start : start + self.batch_size] if tools else None)
             enc = self.tokenizer(texts, return_tensors="pt", padding=True, add_special_tokens=False).to(device)
             kwargs: dict[str, Any] = {"max_new_tokens": self.max_new_tokens, "pad_token_id": self.tokenizer.pad_token_id,
                                       "eos_token_id": self.tokenizer.eos_token_id, "num_return_sequences": num_return_sequences}

@@ -66,30 +66,33 @@ def run_single_turn(policy: Policy, world: World, tasks: list[Task], *, context_
 
 class _PolicyAgent:
     """An osint-eval `Policy` as osint-gym's `BatchAgent`: the conversation and the observations seen
-    so far are kept per episode; each turn, every pending episode goes to the policy in one batch."""
+    so far are kept per episode; each turn, every pending episode goes to the policy in one batch.
+    A policy whose chat template renders tools (``native_tools``) gets the conversation in that
+    template's tool-call format (`osint_gym.chat`), the others the plain JSON-action format."""
 
     def __init__(self, policy: Policy, world: World, tasks: list[Task], offset: int, full_schemas: bool) -> None:
         self.policy, self.world, self.tasks, self.offset, self.full_schemas = policy, world, tasks, offset, full_schemas
-        self.convs: dict[int, list[dict[str, str]]] = {}
+        self.native = bool(getattr(policy, "native_tools", False))
+        self.convs: dict[int, list[dict[str, Any]]] = {}
         self.seen: dict[int, list[str]] = {}
         self.envs: dict[int, OSINTEnv] = {}
         self.turn: dict[int, int] = {}
 
     def reset(self, index: int, env: OSINTEnv, observation: str, info: dict[str, Any]) -> None:
-        self.convs[index] = chat.start_messages(observation, info["tools"] if self.full_schemas else None)
+        self.convs[index] = chat.start_messages(observation, info["tools"] if self.full_schemas else None, native=self.native)
         self.seen[index], self.envs[index], self.turn[index] = [observation], env, 0
 
     def act(self, pending: list[tuple[int, str]]) -> list[str | None]:
         batch = []
         for i, obs in pending:
             if self.turn[i]:  # the observation of the previous action
-                self.convs[i] = self.convs[i] + [chat.observation_message(obs)]
+                self.convs[i] = self.convs[i] + chat.result_messages(obs, self.convs[i][-1], native=self.native)
                 self.seen[i].append(obs)
             batch.append(PolicyInput(self.convs[i], self.tasks[i], self.world, self.offset + i, self.turn[i],
                                      env=self.envs[i], seen=self.seen[i]))
         actions = self.policy.act(batch)
         for (i, _), action in zip(pending, actions):
-            self.convs[i] = self.convs[i] + [{"role": "assistant", "content": action}]
+            self.convs[i] = self.convs[i] + [chat.assistant_message(action, native=self.native)]
             self.turn[i] += 1
         return list(actions)
 

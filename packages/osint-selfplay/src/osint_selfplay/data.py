@@ -159,10 +159,7 @@ def sft_multi_turn_rows(pool: WorldPool, cfg: RunConfig) -> list[dict[str, Any]]
         record = run_episode(env, OracleAgent(), seed=0, options={"task_index": 0})
         if not record.correct:  # only demonstrations that worked within this run's budgets
             continue
-        messages = chat.start_messages(record.first_observation)
-        for k, turn in enumerate(record.turns):
-            messages.append({"role": "assistant", "content": turn.action})
-            if k + 1 < len(record.turns):
-                messages.append(chat.observation_message(turn.observation))
-        rows.append({"messages": messages})
+        turns = record.turns  # the plain format (see osint_gym.chat; the last observation is not shown)
+        rows.append({"messages": chat.episode_messages(record.first_observation, [t.action for t in turns],
+                                                       [t.observation for t in turns[:-1]])})
     return rows

@@ -1,13 +1,17 @@
 """Multi-turn rollouts through OSINT-v0 for GRPO, as a TRL ``rollout_func``.
 
 One rollout is one episode: reset on the row's task, then model turn -> osint-gym parses the action
--> env step -> the observation is appended as the next user turn -> model turn ... until the agent
+-> env step -> the observation is appended as the next user (or tool) turn -> model turn ... until the agent
 answers, the env's step budget (``max_turns``) ends, or the token budget (the trainer's
 ``max_completion_length``, for the whole trajectory) would be exceeded. An episode cut by the token
 budget is scored as unanswered, never as an error.
 
 The completion ids interleave model tokens (``env_mask`` 1, trained) and environment tokens
-(observations and chat-template glue, ``env_mask`` 0, excluded from the loss). The reward is the
+(observations and chat-template glue, ``env_mask`` 0, excluded from the loss). Where the tokenizer's
+chat template renders tools (`osint_gym.chat.supports_tools`, as instruct models' templates do), the
+conversation is in that template's own format: the env's tool schemas go to the template, the
+model's calls become its assistant tool calls and the observations ``tool`` messages; otherwise the
+plain JSON-action format (`osint_gym.chat`). The reward is the
 episode's osint-gym reward, computed by the env from what happened; the counts the env measured
 (tool calls, critical steps, useful parallel calls) travel with each rollout to the reward function.
 
@@ -29,6 +33,7 @@ from osint_gym.agents import run_episodes
 from osint_gym.env import OSINTEnv
 from osint_gym.episode import EpisodeRecord
 from osint_gym.tasks import Task
+from osint_selfplay.errors import SelfPlayError
 from osint_selfplay.trl_compat import generate_turn
 from osint_selfplay.worlds import WorldPool
 
@@ -54,8 +59,9 @@ def episode_prompt(pool: WorldPool, task: Task, world_seed: int, max_turns: int,
 
 @dataclass
 class _Tokens:
-    messages: list[dict[str, str]]
+    messages: list[dict[str, Any]]
     prompt_ids: list[int]
+    tools: list[dict[str, Any]] | None  # the env's tool schemas, given to a native template (None: plain format)
     completion_ids: list[int] = field(default_factory=list)
     env_mask: list[int] = field(default_factory=list)
     last: str | None = None  # the model's last turn, once it has taken one
@@ -72,22 +78,28 @@ class _TokenAgent:
         self.tokenizer = trainer.processing_class
         self.budget = trainer.max_completion_length
         self.eos_ids = set(getattr(trainer, "eos_token_ids", [self.tokenizer.eos_token_id]))
+        self.native = chat.supports_tools(getattr(self.tokenizer, "chat_template", None))
         self.state: dict[int, _Tokens] = {}
 
     def reset(self, index: int, env: OSINTEnv, observation: str, info: dict[str, Any]) -> None:
-        prompt = self.prompts[index]
-        ids = self.tokenizer.apply_chat_template(prompt, add_generation_prompt=True, tokenize=True)
-        self.state[index] = _Tokens(list(prompt), ids["input_ids"] if hasattr(ids, "keys") else list(ids))
+        # the row's prompt is the plain opening; a native template gets the env's schemas instead
+        messages = chat.start_messages(observation, native=True) if self.native else list(self.prompts[index])
+        tools = info["tools"] if self.native else None
+        ids = self.tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=True,
+                                                 **chat.template_kwargs(tools, self.native))
+        self.state[index] = _Tokens(messages, ids["input_ids"] if hasattr(ids, "keys") else list(ids), tools)
 
     def _add_observation(self, ep: _Tokens, observation: str) -> bool:
         """Append the environment's tokens (masked out of the loss); False if they do not fit."""
         assert ep.last is not None
-        extra = self.rollout.env_ids(self.tokenizer, ep.messages[:-1], ep.last, observation, ep.last_ended)
+        turn = ep.messages[-1]
+        extra = self.rollout.env_ids(self.tokenizer, ep.messages[:-1], ep.last, observation, ep.last_ended,
+                                     native=self.native, tools=ep.tools)
         if len(ep.completion_ids) + len(extra) >= self.budget:
             return False  # no room for the observation and another turn
         ep.completion_ids += extra
         ep.env_mask += [0] * len(extra)
-        ep.messages.append(chat.observation_message(observation))
+        ep.messages += chat.result_messages(observation, turn, native=self.native)
         return True
 
     def act(self, pending: list[tuple[int, str]]) -> list[str | None]:
@@ -114,7 +126,7 @@ class _TokenAgent:
             ep.cut = True  # the turn did not finish inside the budget
             return None
         content = self.tokenizer.decode(ids, skip_special_tokens=True)
-        ep.messages.append({"role": "assistant", "content": content})
+        ep.messages.append(chat.assistant_message(content, native=self.native))
         ep.last, ep.last_ended = content, ended
         return content
 
@@ -131,18 +143,29 @@ class MultiTurnRollout:
 
     # ------------------------------------------------------------------ chat glue
     @staticmethod
-    def _render(tokenizer: Any, messages: list[dict[str, str]], gen: bool) -> str:
-        return tokenizer.apply_chat_template(messages, add_generation_prompt=gen, tokenize=False)
+    def _render(tokenizer: Any, messages: list[dict[str, Any]], gen: bool, tools: list[dict[str, Any]] | None = None) -> str:
+        return tokenizer.apply_chat_template(messages, add_generation_prompt=gen, tokenize=False,
+                                             **chat.template_kwargs(tools, tools is not None))
 
-    def env_ids(self, tokenizer: Any, messages: list[dict[str, str]], content: str, observation: str, ended_with_eos: bool) -> list[int]:
+    def env_ids(self, tokenizer: Any, messages: list[dict[str, Any]], content: str, observation: str, ended_with_eos: bool,
+                *, native: bool = False, tools: list[dict[str, Any]] | None = None) -> list[int]:
         """Tokens between the model's turn and its next one: the end of the assistant turn (unless the
-        model already emitted the end-of-turn token), the observation as a user turn, the next
-        assistant header. Derived from the chat template, so any template works."""
-        with_turn = messages + [{"role": "assistant", "content": content}]
-        closed = self._render(tokenizer, with_turn, gen=False)
-        nxt = self._render(tokenizer, with_turn + [chat.observation_message(observation)], gen=True)
-        start = self._render(tokenizer, messages, gen=True)
-        glue = closed[closed.index(content, len(start)) + len(content):] if content else closed[len(start):]
+        model already emitted the end-of-turn token), the observation (a user turn, or in the native
+        format a tool message), the next assistant header. Derived from the chat template, so any
+        template works; a template whose rendering is not prefix-stable is refused with a clear error."""
+        turn = chat.assistant_message(content, native=native)
+        with_turn = messages + [turn]
+        closed = self._render(tokenizer, with_turn, False, tools)
+        nxt = self._render(tokenizer, with_turn + chat.result_messages(observation, turn, native=native), True, tools)
+        start = self._render(tokenizer, messages, True, tools)
+        # the end of the turn: what the template writes after this text as the turn's content (a native
+        # template re-renders the model's calls in its own spelling, so the text turn is the reference)
+        text = closed if "tool_calls" not in turn else self._render(tokenizer, messages + [chat.assistant_message(content)], False, tools)
+        at = text.find(content, len(start)) if content else len(start)
+        glue = text[at + len(content):]
+        if at < 0 or not (nxt.startswith(closed) and closed.endswith(glue)):
+            raise SelfPlayError("the chat template does not render the conversation prefix by prefix (or closes tool-call "
+                                "turns unlike text turns), so environment tokens cannot be separated from the model's")
         eos = tokenizer.eos_token or ""
         if ended_with_eos and eos and glue.startswith(eos):
             glue = glue[len(eos):]
