@@ -22,7 +22,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from osint_gym.actions import _CLOSE, _OPEN, parse_action
+from osint_gym.actions import parse_action, tool_call_blocks
 
 SYSTEM_PROMPT = (
     "You are an OSINT investigator. Reply with one JSON action per turn: "
@@ -72,16 +72,6 @@ def observation_message(observation: str) -> dict[str, str]:
     return {"role": "user", "content": observation}
 
 
-def _prose(text: str) -> str:
-    """``text`` without its ``<tool_call>`` blocks (what the model said around its calls)."""
-    out, pos = [], 0
-    while (i := text.find(_OPEN, pos)) >= 0 and (j := text.find(_CLOSE, i + len(_OPEN))) >= 0:
-        out.append(text[pos:i])
-        pos = j + len(_CLOSE)
-    out.append(text[pos:])
-    return "".join(out).strip()
-
-
 def assistant_message(action: str, *, native: bool = False) -> dict[str, Any]:
     """The model's turn as a message. Native: the calls it parses into become the template's
     ``tool_calls`` (with what it wrote outside ``<tool_call>`` blocks as content); a turn that
@@ -91,7 +81,7 @@ def assistant_message(action: str, *, native: bool = False) -> dict[str, Any]:
     parsed = parse_action(action)
     if not parsed.ok:
         return {"role": "assistant", "content": action}
-    content = _prose(action) if _OPEN in action else ""
+    content = tool_call_blocks(action)[1] if "<tool_call>" in action else ""
     calls = [{"type": "function", "function": {"name": c.name, "arguments": c.args}} for c in parsed.calls]
     return {"role": "assistant", "content": content, "tool_calls": calls}
 
