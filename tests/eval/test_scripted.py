@@ -25,6 +25,25 @@ def test_oracle_is_the_upper_bound_in_both_modes(dev):
     assert [r.task_id for r in multi] == [t.task_id for t in dev.tasks]
 
 
+def test_multi_turn_runs_in_the_compact_rendering_under_its_budgets(dev):
+    from osint_gym.errors import TaskError
+    from osint_gym.tasks import Budgets, verified
+
+    budgets = Budgets(24, 4, 2000, "compact")
+    tasks = []
+    for t in dev.tasks[:30]:  # the tasks the oracle can solve when served this way (the runner verifies)
+        try:
+            tasks.append(verified(dev.world, t, budgets))
+        except TaskError:
+            continue
+    assert len(tasks) >= 25
+    multi = run_multi_turn(OraclePolicy(), dev.world, tasks, max_observation_chars=2000, observation_format="compact",
+                           action_format="short", batch_size=8)
+    assert all(r.correct for r in multi)
+    observations = [turn["observation"] for r in multi for turn in r.transcript]
+    assert all(o.startswith("step ") and len(o) <= 2000 for o in observations)
+
+
 def test_random_guess_is_chance_level_and_sees_only_the_context(dev):
     results = run_single_turn(RandomGuessPolicy(0), dev.world, dev.tasks)
     rate = sum(r.correct for r in results) / len(results)

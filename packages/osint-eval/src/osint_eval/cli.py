@@ -26,6 +26,10 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, default=0, help="sampling and bootstrap seed")
     p.add_argument("--max-steps", type=int, default=24, help="multi-turn step budget")
     p.add_argument("--max-parallel-calls", type=int, default=4, help="multi-turn: tool calls per step")
+    p.add_argument("--max-observation-chars", type=int, default=16_384, help="multi-turn: observations are cut to this")
+    p.add_argument("--observation-format", choices=["json", "compact"], default="json", help="multi-turn: the env's observations")
+    p.add_argument("--action-format", choices=["json", "short"], default="json",
+                   help="multi-turn: the action syntax the system prompt asks for (the env accepts both)")
     p.add_argument("--batch-size", type=int, default=32, help="episodes whose turns are generated together")
     p.add_argument("--max-new-tokens", type=int, help="tokens per model turn (default 16 single-turn, 96 multi-turn)")
     p.add_argument("--temperature", type=float, default=0.0, help="0 = greedy (default)")
@@ -82,10 +86,10 @@ def _check_args(args: argparse.Namespace, specs: dict[str, str]) -> None:
     from osint_eval.policies import check_policy_spec
     from osint_eval.report import check_out_dir
 
-    for name in ("limit", "max_steps", "batch_size", "max_parallel_calls"):
+    for name, lo in (("limit", 1), ("max_steps", 1), ("batch_size", 1), ("max_parallel_calls", 1), ("max_observation_chars", 256)):
         value = getattr(args, name)
-        if value is not None and value < 1:
-            raise EvalError(f"--{name.replace('_', '-')} must be >= 1, got {value}")
+        if value is not None and value < lo:
+            raise EvalError(f"--{name.replace('_', '-')} must be >= {lo}, got {value}")
     for spec in specs.values():
         check_policy_spec(spec)
     check_out_dir(args.out, overwrite=args.overwrite)
@@ -109,7 +113,9 @@ def _evaluate(args: argparse.Namespace, specs: dict[str, str], comparisons: list
     if args.mode == "single_turn":
         run_kwargs.update(context_mode=args.context_mode)
     else:
-        run_kwargs.update(max_steps=args.max_steps, max_parallel_calls=args.max_parallel_calls)
+        run_kwargs.update(max_steps=args.max_steps, max_parallel_calls=args.max_parallel_calls,
+                          max_observation_chars=args.max_observation_chars, observation_format=args.observation_format,
+                          action_format=args.action_format)
     config = {k: v for k, v in vars(args).items() if k != "command"} | {"policies": specs}
     report = evaluate(policies, taskset, mode=args.mode, seed=args.seed, comparisons=comparisons, config=config,
                       progress=not args.no_progress, **run_kwargs)

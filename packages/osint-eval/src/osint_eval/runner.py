@@ -70,8 +70,10 @@ class _PolicyAgent:
     A policy whose chat template renders tools (``native_tools``) gets the conversation in that
     template's tool-call format (`osint_gym.chat`), the others the plain JSON-action format."""
 
-    def __init__(self, policy: Policy, world: World, tasks: list[Task], offset: int, full_schemas: bool) -> None:
+    def __init__(self, policy: Policy, world: World, tasks: list[Task], offset: int, full_schemas: bool,
+                 short: bool = False) -> None:
         self.policy, self.world, self.tasks, self.offset, self.full_schemas = policy, world, tasks, offset, full_schemas
+        self.short = short
         self.native = bool(getattr(policy, "native_tools", False))
         self.convs: dict[int, list[dict[str, Any]]] = {}
         self.seen: dict[int, list[str]] = {}
@@ -79,7 +81,8 @@ class _PolicyAgent:
         self.turn: dict[int, int] = {}
 
     def reset(self, index: int, env: OSINTEnv, observation: str, info: dict[str, Any]) -> None:
-        self.convs[index] = chat.start_messages(observation, info["tools"] if self.full_schemas else None, native=self.native)
+        self.convs[index] = chat.start_messages(observation, info["tools"] if self.full_schemas else None, native=self.native,
+                                                short=self.short)
         self.seen[index], self.envs[index], self.turn[index] = [observation], env, 0
 
     def act(self, pending: list[tuple[int, str]]) -> list[str | None]:
@@ -98,15 +101,20 @@ class _PolicyAgent:
 
 
 def run_multi_turn(policy: Policy, world: World, tasks: list[Task], *, max_steps: int = DEFAULT_BUDGETS.max_steps,
-                   max_parallel_calls: int = DEFAULT_BUDGETS.max_parallel_calls, batch_size: int = 16,
-                   full_schemas: bool = False, progress: Any = None) -> list[EpisodeResult]:
+                   max_parallel_calls: int = DEFAULT_BUDGETS.max_parallel_calls,
+                   max_observation_chars: int = DEFAULT_BUDGETS.max_observation_chars, observation_format: str = "json",
+                   action_format: str = "json", batch_size: int = 16, full_schemas: bool = False,
+                   progress: Any = None) -> list[EpisodeResult]:
     """Episodes in OSINT-v0 until the policy answers or the step budget ends, through osint-gym's one
-    episode loop; turns of up to ``batch_size`` episodes are generated together."""
+    episode loop; turns of up to ``batch_size`` episodes are generated together. The budgets and the
+    observation format are the env's; ``action_format="short"`` tells the policy (in the system
+    prompt) to use the short action syntax, which the env accepts in any case."""
     results: list[EpisodeResult] = []
     for start in range(0, len(tasks), batch_size):
         chunk = tasks[start : start + batch_size]
-        envs = [OSINTEnv(world=world, tasks=[t], max_steps=max_steps, max_parallel_calls=max_parallel_calls) for t in chunk]
-        agent = _PolicyAgent(policy, world, chunk, start, full_schemas)
+        envs = [OSINTEnv(world=world, tasks=[t], max_steps=max_steps, max_parallel_calls=max_parallel_calls,
+                         max_observation_chars=max_observation_chars, observation_format=observation_format) for t in chunk]
+        agent = _PolicyAgent(policy, world, chunk, start, full_schemas, short=action_format == "short")
         records = run_episodes(envs, agent, seeds=[0] * len(envs), options=[{"task_index": 0}] * len(envs))
         results += [_episode(r) for r in records]
         if progress is not None:

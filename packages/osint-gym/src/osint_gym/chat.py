@@ -29,6 +29,11 @@ SYSTEM_PROMPT = (
     '{"tool": NAME, "args": {...}}, several calls as {"tool_calls": [...]}, '
     '{"add_edge": [src, rel, dst]} for evidence you saw, and finally {"answer": ENTITY_ID}.'
 )
+SHORT_SYSTEM_PROMPT = (
+    "You are an OSINT investigator. Reply with one action per line: TOOL VALUE [key=value ...], "
+    "e.g. get_profile person_7 (several values run as parallel calls), add_edge SRC REL DST for "
+    "evidence you saw, and finally answer ENTITY_ID."
+)
 NATIVE_SYSTEM_PROMPT = (
     "You are an OSINT investigator. Call the tools to read records (several calls in one turn run in "
     "parallel), call add_edge for evidence you saw, and finally call answer with one entity id."
@@ -51,21 +56,23 @@ def template_kwargs(schemas: list[dict[str, Any]] | None, native: bool) -> dict[
     return {"tools": schemas} if native and schemas else {}
 
 
-def system_message(schemas: list[dict[str, Any]] | None = None, *, native: bool = False) -> dict[str, str]:
+def system_message(schemas: list[dict[str, Any]] | None = None, *, native: bool = False,
+                   short: bool = False) -> dict[str, str]:
+    """The system prompt: native (the template lists the tools), short action syntax, or JSON actions."""
     if native:  # the template lists the tools and says how to call them
         return {"role": "system", "content": NATIVE_SYSTEM_PROMPT}
-    content = SYSTEM_PROMPT
+    content = SHORT_SYSTEM_PROMPT if short else SYSTEM_PROMPT
     if schemas:
         content += "\nTool schemas: " + json.dumps(schemas, separators=(",", ":"))
     return {"role": "system", "content": content}
 
 
 def start_messages(first_observation: str, schemas: list[dict[str, Any]] | None = None, *,
-                   native: bool = False) -> list[dict[str, Any]]:
+                   native: bool = False, short: bool = False) -> list[dict[str, Any]]:
     """The conversation at reset: the system prompt and the question (with the tool list).
     ``schemas`` are written into the plain system prompt; a native template gets them through
     `template_kwargs` instead."""
-    return [system_message(schemas, native=native), {"role": "user", "content": first_observation}]
+    return [system_message(schemas, native=native, short=short), {"role": "user", "content": first_observation}]
 
 
 def observation_message(observation: str) -> dict[str, str]:
@@ -96,13 +103,14 @@ def result_messages(observation: str, turn: Mapping[str, Any], *, native: bool =
 
 
 def episode_messages(first_observation: str, actions: list[str], observations: list[str], *,
-                     schemas: list[dict[str, Any]] | None = None, native: bool = False) -> list[dict[str, Any]]:
+                     schemas: list[dict[str, Any]] | None = None, native: bool = False,
+                     short: bool = False) -> list[dict[str, Any]]:
     """A whole episode as a conversation: the start, then each action and the observation it got
     (``observations`` may be one shorter than ``actions``: the last action's observation is left out)."""
     if len(observations) not in (len(actions), len(actions) - 1):
         raise ValueError(f"episode_messages: {len(actions)} actions need {len(actions)} or {len(actions) - 1} observations, "
                          f"got {len(observations)}")
-    messages = start_messages(first_observation, None if native else schemas, native=native)
+    messages = start_messages(first_observation, None if native else schemas, native=native, short=short)
     for k, action in enumerate(actions):
         turn = assistant_message(action, native=native)
         messages.append(turn)

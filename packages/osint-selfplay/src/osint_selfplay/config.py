@@ -203,6 +203,9 @@ class AnswererConfig:
     max_turns: int = _f(8, "Multi turn: the env's step budget per episode.")
     max_parallel_calls: int = _f(4, "Multi turn: tool calls one action may run in parallel.")
     max_observation_chars: int = _f(1500, "Multi turn: observations are cut to this many characters (keeps trajectories short).")
+    observation_format: str = _f("json", "Multi turn: the env's observations, 'json' or 'compact' (one record per line, ids only).")
+    action_format: str = _f("json", "Multi turn: the demonstrations' and system prompt's action syntax, 'json' or 'short' "
+                                    "(get_profile person_7, answer person_3); the env accepts both.")
 
     def __post_init__(self) -> None:
         _choice("answerer.mode", self.mode, ("single_turn", "multi_turn"))
@@ -210,6 +213,8 @@ class AnswererConfig:
         _positive("answerer.max_parallel_calls", self.max_parallel_calls)
         _positive("answerer.max_observation_chars", self.max_observation_chars, 256)
         _choice("answerer.context_mode", self.context_mode, ("triples", "records"))
+        _choice("answerer.observation_format", self.observation_format, ("json", "compact"))
+        _choice("answerer.action_format", self.action_format, ("json", "short"))
         if not 0 <= self.generated_share <= 1:
             raise ConfigError(f"answerer.generated_share must be in [0, 1]; got {self.generated_share!r}")
         for d in self.seed_difficulties:

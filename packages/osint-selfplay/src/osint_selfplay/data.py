@@ -33,7 +33,7 @@ def answerer_budgets(cfg: RunConfig) -> Budgets:
     a = cfg.answerer
     if a.mode != "multi_turn":
         return DEFAULT_BUDGETS
-    return Budgets(a.max_turns, a.max_parallel_calls, a.max_observation_chars)
+    return Budgets(a.max_turns, a.max_parallel_calls, a.max_observation_chars, a.observation_format)
 
 
 def seed_tasks(pool: WorldPool, cfg: RunConfig, n: int, offset: int, stream: str = streams.TRAIN) -> list[tuple[World, Task]]:
@@ -135,7 +135,8 @@ def multi_turn_rows(pool: WorldPool, cfg: RunConfig, items: list[tuple[World, Ta
         except TaskError:
             dropped += 1
             continue
-        prompt = episode_prompt(pool, task, cast(int, world.seed), a.max_turns, a.max_parallel_calls, a.max_observation_chars)
+        prompt = episode_prompt(pool, task, cast(int, world.seed), a.max_turns, a.max_parallel_calls, a.max_observation_chars,
+                                observation_format=a.observation_format, short=a.action_format == "short")
         key = prompt_key(prompt)
         if key in seen:
             continue
@@ -155,11 +156,12 @@ def sft_multi_turn_rows(pool: WorldPool, cfg: RunConfig) -> list[dict[str, Any]]
     a = cfg.answerer
     rows = []
     for world, task in seed_tasks(pool, cfg, cfg.warm_start.answerer_examples, 0, streams.WARM_START):
-        env = episode_env(pool, task, cast(int, world.seed), a.max_turns, a.max_parallel_calls, a.max_observation_chars)
-        record = run_episode(env, OracleAgent(), seed=0, options={"task_index": 0})
+        env = episode_env(pool, task, cast(int, world.seed), a.max_turns, a.max_parallel_calls, a.max_observation_chars,
+                          observation_format=a.observation_format)
+        record = run_episode(env, OracleAgent(action_format=a.action_format), seed=0, options={"task_index": 0})
         if not record.correct:  # only demonstrations that worked within this run's budgets
             continue
         turns = record.turns  # the plain format (see osint_gym.chat; the last observation is not shown)
         rows.append({"messages": chat.episode_messages(record.first_observation, [t.action for t in turns],
-                                                       [t.observation for t in turns[:-1]])})
+                                                       [t.observation for t in turns[:-1]], short=a.action_format == "short")})
     return rows
