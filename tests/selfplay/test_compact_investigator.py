@@ -7,7 +7,6 @@ import json
 from osint_gym import chat
 from osint_gym.compact import parse_compact
 from osint_gym.tasks import verified
-
 from osint_selfplay import data
 from osint_selfplay.config import load_config
 from osint_selfplay.worlds import WorldPool
