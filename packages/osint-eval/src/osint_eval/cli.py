@@ -34,6 +34,8 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-new-tokens", type=int, help="tokens per model turn (default 16 single-turn, 96 multi-turn)")
     p.add_argument("--temperature", type=float, default=0.0, help="0 = greedy (default)")
     p.add_argument("--context-mode", choices=["triples", "records"], default="triples", help="single-turn context")
+    p.add_argument("--n-distractors", type=int, default=6, help="single-turn context: edges around the named entities")
+    p.add_argument("--decoys", type=int, default=3, help="single-turn context: decoy chains from other start entities")
     p.add_argument("--leaderboard", default="leaderboard.jsonl",
                    help="add the results here; a row for the same model and task set is replaced ('' to skip)")
     p.add_argument("--no-progress", action="store_true")
@@ -111,7 +113,7 @@ def _evaluate(args: argparse.Namespace, specs: dict[str, str], comparisons: list
     policies = {name: _policy(spec, args) for name, spec in specs.items()}
     run_kwargs: dict[str, Any] = {"batch_size": args.batch_size}
     if args.mode == "single_turn":
-        run_kwargs.update(context_mode=args.context_mode)
+        run_kwargs.update(context_mode=args.context_mode, n_distractors=args.n_distractors, decoys=args.decoys)
     else:
         run_kwargs.update(max_steps=args.max_steps, max_parallel_calls=args.max_parallel_calls,
                           max_observation_chars=args.max_observation_chars, observation_format=args.observation_format,

@@ -42,12 +42,14 @@ class EpisodeResult:
 
 
 def run_single_turn(policy: Policy, world: World, tasks: list[Task], *, context_mode: str = "triples",
-                    n_distractors: int = 6, seed: int = 0, batch_size: int = 64, progress: Any = None) -> list[EpisodeResult]:
+                    n_distractors: int = 6, decoys: int = 3, seed: int = 0, batch_size: int = 64,
+                    progress: Any = None) -> list[EpisodeResult]:
     """One completion per task from a prompt that holds the context; scored like an episode."""
     results: list[EpisodeResult] = []
     for start in range(0, len(tasks), batch_size):
         chunk = tasks[start : start + batch_size]
-        contexts = [build_context(world, t, mode=context_mode, n_distractors=n_distractors, seed=seed) for t in chunk]
+        contexts = [build_context(world, t, mode=context_mode, n_distractors=n_distractors, decoys=decoys, seed=seed)
+                    for t in chunk]
         batch = [PolicyInput(answer_messages(t, c), t, world, start + i, 0, context=c) for i, (t, c) in enumerate(zip(chunk, contexts))]
         completions = policy.act(batch)
         for task, context, completion in zip(chunk, contexts, completions):

@@ -195,7 +195,8 @@ class GeneratorConfig:
 class AnswererConfig:
     mode: str = _f("single_turn", "'single_turn' (context in the prompt) or 'multi_turn' (tools in OSINT-v0).")
     context_mode: str = _f("triples", "Single-turn context: 'triples' (evidence + distractor triples) or 'records' (rendered records).")
-    n_distractors: int = _f(6, "Distractor edges/records in the single-turn context.")
+    n_distractors: int = _f(6, "Single-turn context: edges around the entities the question names.")
+    decoys: int = _f(3, "Single-turn context: decoy chains (the question's relation pattern from other start entities).")
     tasks_per_round: int = _f(256, "Answerer training tasks per round.")
     generated_share: float = _f(0.5, "Share of those taken from validated generated tasks; the rest are osint-gym seed tasks.")
     seed_difficulties: list[str] = _f(["easy", "medium"], "Difficulties of the seed tasks.")
@@ -213,6 +214,7 @@ class AnswererConfig:
         _positive("answerer.max_parallel_calls", self.max_parallel_calls)
         _positive("answerer.max_observation_chars", self.max_observation_chars, 256)
         _choice("answerer.context_mode", self.context_mode, ("triples", "records"))
+        _positive("answerer.decoys", self.decoys, 0)
         _choice("answerer.observation_format", self.observation_format, ("json", "compact"))
         _choice("answerer.action_format", self.action_format, ("json", "short"))
         if not 0 <= self.generated_share <= 1:

@@ -23,7 +23,8 @@ from osint_selfplay.worlds import WorldPool
 
 
 def answerer_row(world: World, task: Task, cfg: RunConfig, source: str) -> dict[str, Any]:
-    ctx = build_context(world, task, mode=cfg.answerer.context_mode, n_distractors=cfg.answerer.n_distractors, seed=cfg.seed)
+    ctx = build_context(world, task, mode=cfg.answerer.context_mode, n_distractors=cfg.answerer.n_distractors,
+                        decoys=cfg.answerer.decoys, seed=cfg.seed)
     return {"prompt": answer_messages(task, ctx), "task": json.dumps(task.to_dict()), "context": context_to_json(ctx),
             "source": source, "world_seed": world.seed}
 
@@ -75,7 +76,8 @@ def sft_answerer_rows(pool: WorldPool, cfg: RunConfig) -> list[dict[str, Any]]:
     """Gold single-turn answers on verified tasks (the warm_start stream, disjoint from the GRPO seed tasks)."""
     rows = []
     for world, t in seed_tasks(pool, cfg, cfg.warm_start.answerer_examples, 0, streams.WARM_START):
-        ctx = build_context(world, t, mode=cfg.answerer.context_mode, n_distractors=cfg.answerer.n_distractors, seed=cfg.seed)
+        ctx = build_context(world, t, mode=cfg.answerer.context_mode, n_distractors=cfg.answerer.n_distractors,
+                        decoys=cfg.answerer.decoys, seed=cfg.seed)
         gold = gold_completion(t, ctx, cite_evidence=cfg.answerer.cite_evidence)
         rows.append({"prompt": answer_messages(t, ctx), "completion": [{"role": "assistant", "content": gold}]})
     return rows

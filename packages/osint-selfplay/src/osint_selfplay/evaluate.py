@@ -69,7 +69,8 @@ def evaluate_run(run: SelfPlayRun, bases: dict[str, str], warm: dict[str, str], 
     run_kwargs: dict[str, Any] = ({"max_steps": a.max_turns, "max_parallel_calls": a.max_parallel_calls, "batch_size": ev.batch_size,
                                    "max_observation_chars": a.max_observation_chars, "observation_format": a.observation_format,
                                    "action_format": a.action_format}
-                                  if multi else {"context_mode": a.context_mode, "n_distractors": a.n_distractors, "batch_size": ev.batch_size})
+                                  if multi else {"context_mode": a.context_mode, "n_distractors": a.n_distractors, "decoys": a.decoys,
+                                                  "batch_size": ev.batch_size})
     pairs = [(b, c) for b, c in (("warm_start", "final"), ("untrained", "final"), ("random_guess", "warm_start"),
                                  ("random_guess", "final"), ("untrained", "warm_start")) if b in policies and c in policies]
     title = "osint-selfplay closing evaluation" + (" (dry run)" if cfg.dry_run else "")

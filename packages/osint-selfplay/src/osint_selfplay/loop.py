@@ -169,7 +169,8 @@ class SelfPlayRun:
 
                 solver = SolverSampler(current["answerer"], k=cfg.generator.solver_samples,
                                        temperature=cfg.generator.solver_temperature, context_mode=cfg.answerer.context_mode,
-                                       n_distractors=cfg.answerer.n_distractors, seed=stream_seed(cfg.seed, "solver", r),
+                                       n_distractors=cfg.answerer.n_distractors, decoys=cfg.answerer.decoys,
+                                       seed=stream_seed(cfg.seed, "solver", r),
                                        max_new_tokens=cfg.grpo_answerer.max_completion_length)
             reward = GeneratorReward(self.pool, cfg.generator, solver)
             metrics = phases.run_grpo(current["generator"], rows, reward, cfg.grpo_generator, cfg, out, "generator",
@@ -216,7 +217,7 @@ class SelfPlayRun:
         from osint_selfplay.solver import SolverSampler
 
         solver = SolverSampler(answerer, k=1, temperature=0.0, context_mode=self.cfg.answerer.context_mode,
-                               n_distractors=self.cfg.answerer.n_distractors, seed=self.cfg.seed,
+                               n_distractors=self.cfg.answerer.n_distractors, decoys=self.cfg.answerer.decoys, seed=self.cfg.seed,
                                max_new_tokens=self.cfg.grpo_answerer.max_completion_length)
         rates = solver.solve_rates([(self.pool.world(t.provenance["world_seed"]), t) for t in tasks])
         return sum(rates) / len(rates)
