@@ -42,6 +42,15 @@ def _zero_variance_groups(rounds: list[dict[str, Any]]) -> dict[str, dict[str, f
     return zero_var
 
 
+def episode_kwargs(a: Any, batch_size: int) -> dict[str, Any]:
+    """osint-eval's runner arguments that serve the held-out tasks as the answerer was trained."""
+    if a.mode == "multi_turn":
+        return {"max_steps": a.max_turns, "max_parallel_calls": a.max_parallel_calls, "batch_size": batch_size,
+                "max_observation_chars": a.max_observation_chars, "observation_format": a.observation_format,
+                "action_format": a.action_format}
+    return {"context_mode": a.context_mode, "n_distractors": a.n_distractors, "decoys": a.decoys, "batch_size": batch_size}
+
+
 def evaluate_run(run: SelfPlayRun, bases: dict[str, str], warm: dict[str, str], final: dict[str, str]) -> dict[str, Any]:
     from osint_eval.evaluate import evaluate
     from osint_eval.policies import SHORTCUTS_BY_MODE, HFPolicy, OraclePolicy, Policy, RandomGuessPolicy, make_policy
@@ -66,11 +75,7 @@ def evaluate_run(run: SelfPlayRun, bases: dict[str, str], warm: dict[str, str], 
     policies |= {n: make_policy(n, seed=cfg.seed) for n in SHORTCUTS_BY_MODE[a.mode]}
     if multi:
         policies["oracle"] = OraclePolicy()
-    run_kwargs: dict[str, Any] = ({"max_steps": a.max_turns, "max_parallel_calls": a.max_parallel_calls, "batch_size": ev.batch_size,
-                                   "max_observation_chars": a.max_observation_chars, "observation_format": a.observation_format,
-                                   "action_format": a.action_format}
-                                  if multi else {"context_mode": a.context_mode, "n_distractors": a.n_distractors, "decoys": a.decoys,
-                                                  "batch_size": ev.batch_size})
+    run_kwargs = episode_kwargs(a, ev.batch_size)
     pairs = [(b, c) for b, c in (("warm_start", "final"), ("untrained", "final"), ("random_guess", "warm_start"),
                                  ("random_guess", "final"), ("untrained", "warm_start")) if b in policies and c in policies]
     title = "osint-selfplay closing evaluation" + (" (dry run)" if cfg.dry_run else "")
