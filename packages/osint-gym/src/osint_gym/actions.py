@@ -153,10 +153,6 @@ def tool_call_blocks(text: str) -> tuple[list[str], str]:
     return bodies, "".join(outside).strip()
 
 
-def _tag_bodies(text: str) -> list[str]:
-    return tool_call_blocks(text)[0]
-
-
 def parse_action(action: Any, max_chars: int = MAX_ACTION_CHARS) -> ParsedAction:
     """Parse a text or dict action into calls; never raises."""
     try:
@@ -169,7 +165,7 @@ def parse_action(action: Any, max_chars: int = MAX_ACTION_CHARS) -> ParsedAction
         stripped = action.strip()
         if not stripped:
             return _fail("empty action")
-        tags = _tag_bodies(stripped) if _OPEN in stripped else None
+        tags = tool_call_blocks(stripped)[0] if _OPEN in stripped else None
         if tags:
             calls: list[Call] = []
             for body in tags:

@@ -111,21 +111,10 @@ def run_episodes(
     return [r for r in records if r is not None]
 
 
-class _Single:
-    def __init__(self, agent: Agent) -> None:
-        self.agent = agent
-
-    def reset(self, index: int, env: OSINTEnv, observation: str, info: dict[str, Any]) -> None:
-        self.agent.reset(env, observation, info)
-
-    def act(self, pending: list[tuple[int, str]]) -> list[str | None]:
-        return [self.agent.act(obs) for _, obs in pending]
-
-
 def run_episode(env: gym.Env[str, str], agent: Agent, *, seed: int | None = None,
                 options: dict[str, Any] | None = None) -> EpisodeRecord:
     """One episode of ``agent`` in ``env`` (reset with ``seed`` / ``options``): its record."""
-    return run_episodes([env], _Single(agent), seeds=[seed], options=[options])[0]
+    return run_episodes([env], PerEpisode(lambda: agent), seeds=[seed], options=[options])[0]
 
 
 ACTION_FORMATS = ("json", "short")

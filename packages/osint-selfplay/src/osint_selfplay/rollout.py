@@ -67,7 +67,6 @@ class _Tokens:
     env_mask: list[int] = field(default_factory=list)
     last: str | None = None  # the model's last turn, once it has taken one
     last_ended: bool = False  # whether that turn ended with an end-of-turn token
-    cut: bool = False  # ended by the token budget
 
 
 class _TokenAgent:
@@ -109,7 +108,7 @@ class _TokenAgent:
         for i, observation in pending:
             ep = self.state[i]
             if ep.last is not None and not self._add_observation(ep, observation):
-                ep.cut, actions[i] = True, None
+                actions[i] = None  # the env scores the stop as its own truncation (end="token_budget")
             else:
                 ready.append(i)
         if ready:
@@ -124,8 +123,7 @@ class _TokenAgent:
         ep.env_mask += [1] * len(ids)
         ended = bool(ids) and ids[-1] in self.eos_ids
         if not ended and len(ep.completion_ids) >= self.budget:
-            ep.cut = True  # the turn did not finish inside the budget
-            return None
+            return None  # the turn did not finish inside the budget
         content = self.tokenizer.decode(ids, skip_special_tokens=True)
         ep.messages.append(chat.assistant_message(content, native=self.native))
         ep.last, ep.last_ended = content, ended
