@@ -16,6 +16,7 @@ the world. It writes JSON actions or the short syntax (``action_format="short"``
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
@@ -135,12 +136,19 @@ def read_observation(observation: str) -> dict[str, Any]:
 class OracleAgent:
     """The tool-only oracle through ``env.step``: facts read back out of the observations (either
     format), actions as JSON tool calls or in the short syntax (``action_format="short"``). Cites
-    the evidence it read and submits one id (under Hits@1, one gold answer)."""
+    the evidence it read and submits one id (under Hits@1, one gold answer).
 
-    def __init__(self, action_format: str = "json") -> None:
+    ``names_first=True`` makes it a demonstrator: it first looks up, by the name or handle the
+    question shows (`World.surface`), every entity the question names but whose id the agent has
+    not seen, so no later action uses an id the agent could not know (`unseen_ids` checks it).
+    Calls whose results it already read (the plan's ``get_profile`` of such an entity) are answered
+    from those results instead of being sent again."""
+
+    def __init__(self, action_format: str = "json", *, names_first: bool = False) -> None:
         if action_format not in ACTION_FORMATS:
             raise ConfigError(f"action_format must be one of {ACTION_FORMATS}, got {action_format!r}")
         self.action_format = action_format
+        self.names_first = names_first
         self._plan: Plan | None = None
 
     def reset(self, env: OSINTEnv, observation: str = "", info: dict[str, Any] | None = None) -> None:
@@ -149,27 +157,56 @@ class OracleAgent:
             raise ConfigError("the oracle needs an env after reset() on a task with a structured query")
         self._plan = oracle_plan(task.query, env.world.kind)
         self._max_parallel = env.max_parallel_calls
-        self._pending: list[Call] = []  # calls of the current batch not yet sent
-        self._collected: list[Any] = []  # results of the current batch so far
+        self._read_back: dict[str, Any] = {}  # profile results already read, by entity id
         self._answer: tuple[list[str], list[Edge]] | None = None
-        self._sent = 0
-        try:
-            self._pending = next(self._plan)
-        except StopIteration as stop:
-            self._answer = stop.value
+        self._sent: list[int] = []  # batch positions of the calls sent last step
+        lookups: list[Call] = []
+        if self.names_first:
+            shown = set(_ID.findall(observation))
+            unseen = dict.fromkeys(e for e in task.query.named_entities() if e not in shown)
+            lookups = [("get_profile", {"handle_or_id": env.world.surface(e)}) for e in unseen]
+        self._lookup = bool(lookups)
+        if lookups:
+            self._start_batch(lookups)
+        else:
+            self._advance(None)
+
+    def _start_batch(self, batch: list[Call]) -> None:
+        self._batch = batch
+        self._results: list[Any] = [self._read_back.get(a["handle_or_id"], _UNREAD) if n == "get_profile" else _UNREAD
+                                    for n, a in batch]
+        self._pending = [i for i, r in enumerate(self._results) if r is _UNREAD]
+
+    def _advance(self, results: list[Any] | None) -> None:
+        """Hand the plan a finished batch's results (None: start it); take its next batch or answer."""
+        assert self._plan is not None
+        while self._answer is None:
+            try:
+                batch = next(self._plan) if results is None else self._plan.send(results)
+            except StopIteration as stop:
+                self._answer = stop.value
+                return
+            self._start_batch(batch)
+            if self._pending:
+                return
+            results = self._results  # every call's result was read before
 
     def _read(self, observation: str) -> None:
         entries = read_observation(observation).get("results", [])
         entries = entries if isinstance(entries, list) else []
         got = [e.get("result") if isinstance(e, dict) and e.get("ok") else None for e in entries]
-        self._collected += (got + [None] * self._sent)[: self._sent]
-        self._sent = 0
-        if not self._pending and self._answer is None and self._plan is not None:
-            try:
-                self._pending = self._plan.send(self._collected)
-            except StopIteration as stop:
-                self._answer = stop.value
-            self._collected = []
+        for pos, result in zip(self._sent, got + [None] * len(self._sent)):
+            self._results[pos] = result
+            if isinstance(result, dict) and isinstance(result.get("id"), str):
+                self._read_back.setdefault(result["id"], result)
+        self._sent = []
+        if self._pending:
+            return
+        if self._lookup:  # the name lookups are done: the plan starts
+            self._lookup = False
+            self._advance(None)
+        else:
+            self._advance(self._results)
 
     def act(self, observation: str) -> str:
         if self._sent:  # read the results of the calls sent last step
@@ -182,10 +219,25 @@ class OracleAgent:
             calls: list[dict[str, Any]] = [{"add_edge": list(e)} for e in evidence]
             calls.append({"answer": found[0] if found else "none"})
             return json.dumps({"tool_calls": calls})
-        chunk, self._pending = self._pending[: self._max_parallel], self._pending[self._max_parallel :]
-        self._sent = len(chunk)
+        self._sent, self._pending = self._pending[: self._max_parallel], self._pending[self._max_parallel :]
+        chunk = [self._batch[i] for i in self._sent]
         if self.action_format == "short":
             return short_action(chunk)
         if len(chunk) == 1:
             return json.dumps({"tool": chunk[0][0], "args": chunk[0][1]})
         return json.dumps({"tool_calls": [{"tool": n, "args": a} for n, a in chunk]})
+
+
+_UNREAD = object()
+_ID = re.compile(r"\b(?:person|account|org|loc|event|thread|post)_\d+\b")
+
+
+def unseen_ids(record: EpisodeRecord) -> list[str]:
+    """Entity ids an episode's actions use before any text the agent saw (the question and the
+    observations so far) showed them: what a demonstration must not contain."""
+    seen = set(_ID.findall(record.first_observation))
+    out: list[str] = []
+    for turn in record.turns:
+        out += [i for i in _ID.findall(turn.action) if i not in seen]
+        seen.update(_ID.findall(turn.observation))
+    return list(dict.fromkeys(out))
