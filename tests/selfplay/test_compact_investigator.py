@@ -24,7 +24,7 @@ def _cfg(tmp_path):
 
 def test_demonstrations_are_compact_observations_and_short_actions(tmp_path):
     cfg = _cfg(tmp_path)
-    rows = data.sft_multi_turn_rows(WorldPool(cfg.train_worlds, cfg.seed), cfg)
+    rows, counts = data.sft_multi_turn_rows(WorldPool(cfg.train_worlds, cfg.seed), cfg)
     assert len(rows) >= 10  # the oracle solves (nearly) every easy/medium task under these budgets
     for row in rows:
         msgs = row["messages"]

@@ -30,7 +30,7 @@ def oracle_tuned(tmp_path_factory, tiny_path):
     out = tmp_path_factory.mktemp("mt-warm")
     cfg = _cfg(out, **{"warm_start.answerer_examples": 24, "warm_start.epochs": 10, "warm_start.learning_rate": 5e-3,
                        "warm_start.max_length": 1024})
-    rows = data.sft_multi_turn_rows(WorldPool(cfg.train_worlds, cfg.seed), cfg)
+    rows, counts = data.sft_multi_turn_rows(WorldPool(cfg.train_worlds, cfg.seed), cfg)
     assert rows and all(r["messages"][0]["role"] == "system" and r["messages"][-1]["role"] == "assistant" for r in rows)
     phases.run_sft(tiny_path, rows, cfg, out, "answerer", TINY)
     return str(out / "final_model")

@@ -24,7 +24,7 @@ from typing import Any
 from osint_eval.errors import EvalError
 
 TINY_PREFIX = "tiny:"
-CORPUS_VERSION = "8"  # bump when the tokenizer corpus changes, to invalidate caches
+CORPUS_VERSION = "9"  # bump when the tokenizer corpus changes, to invalidate caches
 # Every entity id of a default-sized world gets a token of its own: a model then copies an answer
 # from its context as one token instead of spelling it (ids beyond these ranges still tokenize, by BPE).
 ID_TOKENS = {"person": 300, "account": 600, "org": 40, "loc": 20, "event": 60, "thread": 80}
@@ -103,8 +103,25 @@ def tokenizer_corpus(n_tasks: int = 1500) -> list[str]:
         texts.append(json.dumps({"step": 1, "results": [{"call": "get_profile", "ok": True, "result": data}]}, separators=(",", ":")))
         texts.append(json.dumps({"tool_calls": [{"name": "get_profile", "arguments": {"handle_or_id": eid}}]}))
     texts.append(json.dumps(tool_schemas(world)))
+    texts += _compact_episodes(world, benchmark_tasks("v0:train", limit=n_tasks // 3))
     for role in ("system", "user", "assistant", "tool"):  # the chat template's words
         texts += [f"<|im_start|>{role}\n"] * 50
+    return texts
+
+
+def _compact_episodes(world: Any, tasks: list[Any]) -> list[str]:
+    """Demonstrations in the compact rendering with short actions (the main job's format)."""
+    from osint_gym import chat
+    from osint_gym.agents import OracleAgent, run_episode
+    from osint_gym.env import OSINTEnv
+
+    texts = []
+    for task in tasks:
+        env = OSINTEnv(world=world, tasks=[task], observation_format="compact")
+        record = run_episode(env, OracleAgent("short", names_first=True), seed=0, options={"task_index": 0})
+        messages = chat.episode_messages(record.first_observation, [t.action for t in record.turns],
+                                         [t.observation for t in record.turns], short=True)
+        texts.append("\n".join(m["content"] for m in messages))
     return texts
 
 

@@ -147,23 +147,32 @@ def multi_turn_rows(pool: WorldPool, cfg: RunConfig, items: list[tuple[World, Ta
     return rows, dropped
 
 
-def sft_multi_turn_rows(pool: WorldPool, cfg: RunConfig) -> list[dict[str, Any]]:
-    """Oracle trajectories in the multi-turn chat format (``messages`` rows; the loss is on the
-    assistant turns only): how to call tools, cite evidence and answer. Each one is a real episode
-    through the env (`osint_gym.agents.run_episode`), kept only if it was correct."""
+def sft_multi_turn_rows(pool: WorldPool, cfg: RunConfig) -> tuple[list[dict[str, Any]], dict[str, int]]:
+    """(rows, counts): oracle trajectories in the multi-turn chat format (``messages`` rows; the loss
+    is on the assistant turns only): how to look names up, call tools, cite evidence and answer.
+    Each one is a real episode through the env (`osint_gym.agents.run_episode`) by the demonstrator
+    (``OracleAgent(names_first=True)``), kept only if it was correct and used no id before the agent
+    could have seen it (`osint_gym.agents.unseen_ids`)."""
     from osint_gym import chat
-    from osint_gym.agents import OracleAgent, run_episode
+    from osint_gym.agents import OracleAgent, run_episode, unseen_ids
     from osint_selfplay.rollout import episode_env
 
     a = cfg.answerer
     rows = []
+    counts = {"episodes": 0, "incorrect": 0, "unseen_ids": 0}
     for world, task in seed_tasks(pool, cfg, cfg.warm_start.answerer_examples, 0, streams.WARM_START):
         env = episode_env(pool, task, cast(int, world.seed), a.max_turns, a.max_parallel_calls, a.max_observation_chars,
                           observation_format=a.observation_format)
-        record = run_episode(env, OracleAgent(action_format=a.action_format), seed=0, options={"task_index": 0})
+        record = run_episode(env, OracleAgent(action_format=a.action_format, names_first=True), seed=0,
+                             options={"task_index": 0})
+        counts["episodes"] += 1
         if not record.correct:  # only demonstrations that worked within this run's budgets
+            counts["incorrect"] += 1
+            continue
+        if unseen_ids(record):
+            counts["unseen_ids"] += 1
             continue
         turns = record.turns  # the plain format (see osint_gym.chat; the last observation is not shown)
         rows.append({"messages": chat.episode_messages(record.first_observation, [t.action for t in turns],
                                                        [t.observation for t in turns[:-1]], short=a.action_format == "short")})
-    return rows
+    return rows, counts

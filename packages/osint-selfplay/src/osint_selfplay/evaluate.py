@@ -29,6 +29,31 @@ def heldout_tasks(tasks_ref: str, difficulties: list[str], limit: int) -> list[A
     return tasks[:limit]
 
 
+def check_heldout(cfg: Any) -> None:
+    """Before anything is trained: every held-out task must be answerable under the budgets the
+    multi-turn answerer is evaluated with (an observation budget that cuts the evidence makes a task
+    unsolvable); a clear error names the budget to raise."""
+    from osint_gym.errors import TaskError
+    from osint_gym.tasks import verified
+    from osint_selfplay.data import answerer_budgets
+    from osint_selfplay.errors import ConfigError
+
+    ev = cfg.eval
+    if not ev.enabled or cfg.answerer.mode != "multi_turn":
+        return
+    world = benchmark_world(ev.tasks)
+    budgets = answerer_budgets(cfg)
+    bad = 0
+    for task in heldout_tasks(ev.tasks, ev.difficulties, eval_task_limit(ev.limit, cfg.dry_run)):
+        try:
+            verified(world, task, budgets)
+        except TaskError:
+            bad += 1
+    if bad:
+        raise ConfigError(f"{bad} of the {ev.tasks} evaluation tasks are not solvable under the answerer's budgets "
+                          f"({budgets.to_dict()}); raise answerer.max_observation_chars")
+
+
 def _zero_variance_groups(rounds: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
     """Answerer groups whose rewards had no variance, summed over rounds, by task source."""
     zero_var: dict[str, dict[str, float]] = {}
@@ -51,45 +76,71 @@ def episode_kwargs(a: Any, batch_size: int) -> dict[str, Any]:
     return {"context_mode": a.context_mode, "n_distractors": a.n_distractors, "decoys": a.decoys, "batch_size": batch_size}
 
 
-def evaluate_run(run: SelfPlayRun, bases: dict[str, str], warm: dict[str, str], final: dict[str, str]) -> dict[str, Any]:
+TRAINED = ("warm_start", "final", "control")
+
+
+def _pairs(names: list[str], baselines: list[str]) -> list[tuple[str, str]]:
+    """(base, candidate) pairs: the run's own steps, the control, then every scripted baseline against each trained model."""
+    own = [("warm_start", "final"), ("control", "final"), ("warm_start", "control"), ("untrained", "warm_start"),
+           ("untrained", "final")]
+    pairs = own + [(b, c) for b in baselines for c in TRAINED]
+    return [(b, c) for b, c in pairs if b in names and c in names]
+
+
+def subset_figures(report: Any, pairs: list[tuple[str, str]], difficulties: tuple[str, ...], seed: int) -> dict[str, Any]:
+    """Success of every model and the paired deltas on the tasks of ``difficulties`` (the issue's
+    easy + medium target), from the report's per-task episodes."""
+    from osint_eval.metrics import compare, summarize
+
+    eps = {name: [e for e in episodes if e.difficulty in difficulties] for name, episodes in report.episodes.items()}
+    if not any(eps.values()):
+        return {"difficulties": list(difficulties), "n_tasks": 0, "success": {}, "comparisons": {}}
+    return {
+        "difficulties": list(difficulties), "n_tasks": len(next(iter(eps.values()))),
+        "success": {name: summarize(e, seed=seed, name=name).overall.success.to_dict() for name, e in eps.items()},
+        "comparisons": {f"{c} vs {b}": compare(eps[b], eps[c], seed=seed, names=(b, c)).overall.to_dict()
+                        for b, c in pairs if eps.get(b) and eps.get(c)},
+    }
+
+
+def _policies(cfg: Any, paths: dict[str, str]) -> dict[str, Any]:
+    from osint_eval.policies import SHORTCUTS_BY_MODE, HFPolicy, OraclePolicy, RandomGuessPolicy, make_policy
+
+    ev, a = cfg.eval, cfg.answerer
+    multi = a.mode == "multi_turn"
+    tokens = cfg.grpo_answerer.max_completion_length if not multi else min(cfg.grpo_answerer.max_completion_length, ev.max_new_tokens)
+    policies: dict[str, Any] = {name: HFPolicy(p, batch_size=ev.batch_size, max_new_tokens=tokens, temperature=0.0)
+                                for name, p in paths.items()}
+    policies["random_guess"] = RandomGuessPolicy(cfg.seed)  # and the shortcuts: the report names the strongest
+    policies |= {n: make_policy(n, seed=cfg.seed) for n in SHORTCUTS_BY_MODE[a.mode]}
+    if multi:
+        policies["oracle"] = OraclePolicy()
+    return policies
+
+
+def evaluate_run(run: SelfPlayRun, bases: dict[str, str], warm: dict[str, str], final: dict[str, str],
+                 control: str | None = None) -> dict[str, Any]:
     from osint_eval.evaluate import evaluate
-    from osint_eval.policies import SHORTCUTS_BY_MODE, HFPolicy, OraclePolicy, Policy, RandomGuessPolicy, make_policy
+    from osint_eval.policies import SHORTCUTS_BY_MODE
     from osint_eval.report import write_report
     from osint_eval.tasks import TaskSet
 
     cfg = run.cfg
     ev, a = cfg.eval, cfg.answerer
-    multi = a.mode == "multi_turn"
     world = benchmark_world(ev.tasks)
     taskset = TaskSet(ev.tasks, world, heldout_tasks(ev.tasks, ev.difficulties, eval_task_limit(ev.limit, cfg.dry_run)), ev.tasks)
-    paths: dict[str, str] = {}
-    if ev.include_untrained:
-        paths["untrained"] = bases["answerer"]
+    paths: dict[str, str] = {"untrained": bases["answerer"]} if ev.include_untrained else {}
     if cfg.warm_start_on:
         paths["warm_start"] = warm["answerer"]
     paths["final"] = final["answerer"]
-    tokens = cfg.grpo_answerer.max_completion_length if not multi else min(cfg.grpo_answerer.max_completion_length, 160)
-    policies: dict[str, Policy] = {name: HFPolicy(p, batch_size=ev.batch_size, max_new_tokens=tokens, temperature=0.0)
-                                   for name, p in paths.items()}
-    policies["random_guess"] = RandomGuessPolicy(cfg.seed)  # and the shortcuts: the report names the strongest
-    policies |= {n: make_policy(n, seed=cfg.seed) for n in SHORTCUTS_BY_MODE[a.mode]}
-    if multi:
-        policies["oracle"] = OraclePolicy()
-    run_kwargs = episode_kwargs(a, ev.batch_size)
-    pairs = [(b, c) for b, c in (("warm_start", "final"), ("untrained", "final"), ("random_guess", "warm_start"),
-                                 ("random_guess", "final"), ("untrained", "warm_start")) if b in policies and c in policies]
+    if control:
+        paths["control"] = control
+    policies = _policies(cfg, paths)
+    pairs = _pairs(list(policies), ["random_guess", *SHORTCUTS_BY_MODE[a.mode]])
     title = "osint-selfplay closing evaluation" + (" (dry run)" if cfg.dry_run else "")
     report = evaluate(policies, taskset, mode=a.mode, seed=cfg.seed, comparisons=pairs, config=cfg.to_dict(),
-                      title=title, progress=True, dry_run=cfg.dry_run, **run_kwargs)
-    single_turn: dict[str, Any] | None = None
-    if multi and ev.single_turn_model:
-        if Path(ev.single_turn_model).exists():
-            st = evaluate({"single_turn": HFPolicy(ev.single_turn_model, batch_size=ev.batch_size,
-                                                   max_new_tokens=64, temperature=0.0)}, taskset, mode="single_turn",
-                          seed=cfg.seed, progress=True, context_mode="triples", n_distractors=6, batch_size=ev.batch_size)
-            single_turn = {"model": ev.single_turn_model, "success": st.models["single_turn"].overall.success.to_dict()}
-        else:
-            single_turn = {"model": ev.single_turn_model, "missing": True}
+                      title=title, progress=True, dry_run=cfg.dry_run, **episode_kwargs(a, ev.batch_size))
+    single_turn = _single_turn_reference(cfg, taskset)
     for p in policies.values():
         p.close()
     # the run folder is the run's own (its manifest and --resume guard it): a resumed evaluation replaces a partial report
@@ -100,6 +151,8 @@ def evaluate_run(run: SelfPlayRun, bases: dict[str, str], warm: dict[str, str], 
         "tasks": ev.tasks, "n_tasks": len(taskset.tasks), "dry_run": cfg.dry_run, "mode": a.mode, "context_mode": a.context_mode,
         "models": paths,
         "headline": {name: {k: getattr(m.overall, k).to_dict() for k in HEADLINE} for name, m in report.models.items()},
+        "by_difficulty": {name: {d: b.success.to_dict() for d, b in m.by_difficulty.items()} for name, m in report.models.items()},
+        "easy_medium": subset_figures(report, pairs, ("easy", "medium"), cfg.seed),
         "comparisons": {k: c.overall.to_dict() for k, c in report.comparisons.items()},
         "strongest_baseline": report.strongest_baseline.to_dict() if report.strongest_baseline else None,
         "generator_valid_rate": [s.get("valid_rate") for s in sampled],
@@ -110,3 +163,21 @@ def evaluate_run(run: SelfPlayRun, bases: dict[str, str], warm: dict[str, str], 
     }
     atomic_write_json(run.root / "eval" / "summary.json", result)
     return result
+
+
+def _single_turn_reference(cfg: Any, taskset: Any) -> dict[str, Any] | None:
+    from osint_eval.evaluate import evaluate
+    from osint_eval.policies import HFPolicy
+
+    ev = cfg.eval
+    if cfg.answerer.mode != "multi_turn" or not ev.single_turn_model:
+        return None
+    if not Path(ev.single_turn_model).exists():
+        return {"model": ev.single_turn_model, "missing": True}
+    policy = HFPolicy(ev.single_turn_model, batch_size=ev.batch_size, max_new_tokens=64, temperature=0.0)
+    try:
+        st = evaluate({"single_turn": policy}, taskset, mode="single_turn", seed=cfg.seed, progress=True,
+                      context_mode="triples", n_distractors=6, batch_size=ev.batch_size)
+    finally:
+        policy.close()
+    return {"model": ev.single_turn_model, "success": st.models["single_turn"].overall.success.to_dict()}

@@ -80,6 +80,9 @@ class SelfPlayRun:
 
         check_run(cfg)
         phases.check_vllm(cfg)
+        from osint_selfplay.evaluate import check_heldout
+
+        check_heldout(cfg)
         self.machine = pin_determinism(cfg.torch_threads, cfg.deterministic)
         self.dist = _Dist()
         if overwrite and manifest.is_file() and self.dist.is_main:
@@ -137,20 +140,26 @@ class SelfPlayRun:
 
             def fn(role: str = role, out: Path = out) -> dict[str, Any]:
                 rows = []
+                counts: dict[str, int] = {}
                 if role in ("generator", "shared"):
                     rows += data.sft_generator_rows(self.pool, cfg)
                 if role in ("answerer", "shared"):
-                    multi = cfg.answerer.mode == "multi_turn"
-                    rows += data.sft_multi_turn_rows(self.pool, cfg) if multi else data.sft_answerer_rows(self.pool, cfg)
+                    if cfg.answerer.mode == "multi_turn":
+                        demos, counts = data.sft_multi_turn_rows(self.pool, cfg)
+                        rows += demos
+                    else:
+                        rows += data.sft_answerer_rows(self.pool, cfg)
                 if any("messages" in r for r in rows):
                     rows = data.as_messages(rows)
                 if self.dist.is_main:
                     atomic_write_jsonl(out / "demonstrations.jsonl", rows)
                 src = bases["generator" if role == "shared" else role]
                 name = cfg.model.generator if role != "answerer" else cfg.model.answerer
-                return phases.run_sft(resolve_model(src), rows, cfg, out, role, name)
+                return {**phases.run_sft(resolve_model(src), rows, cfg, out, role, name), "demonstration_counts": counts}
 
-            self._phase(None, f"warm_start_{role}", fn, collective=True)
+            result = self._phase(None, f"warm_start_{role}", fn, collective=True)
+            if role in ("answerer", "shared"):
+                self.summary["warm_start"] = result
             for r in (("generator", "answerer") if role == "shared" else (role,)):
                 current[r] = str(out / "final_model")
         return current
@@ -270,6 +279,25 @@ class SelfPlayRun:
         self._advance(current, "answerer", out)
         return result
 
+    def _control_phase(self, warm: dict[str, str]) -> dict[str, Any]:
+        """The equal-compute control: the answerer's warm start continued by packed SFT, on the rows
+        it had not reached, for as long as the self-play rounds ran (their phases' wall time)."""
+        cfg = self.cfg
+        role = "shared" if cfg.model_topology == "shared" else "answerer"
+        start = self.phases.done(None, f"warm_start_{role}") or {}
+        seconds = sum(float(phase.get("wall_seconds") or 0.0) for rnd in self.summary["rounds"]
+                      for phase in rnd.values() if isinstance(phase, dict))
+        out = self._dir(None, "control")
+
+        def fn() -> dict[str, Any]:
+            rows = read_jsonl(self._dir(None, f"warm_start/{role}") / "demonstrations.jsonl")
+            metrics = phases.run_sft(warm["answerer"], rows, cfg, out, "answerer", cfg.model.answerer, max_seconds=seconds,
+                                     skip_rows=int(start.get("next_row") or 0), label="equal-compute SFT control")
+            return {**metrics, "budget_seconds": seconds}
+
+        self._phase(None, "control", fn)
+        return {**(self.phases.done(None, "control") or {}), "model": str(out / "final_model")}
+
     def _advance(self, current: dict[str, str], role: str, out: Path) -> None:
         path = str(out / "final_model")
         if self.cfg.model_topology == "shared":
@@ -317,10 +345,14 @@ class SelfPlayRun:
                 atomic_write_json(self._dir(r, "summary.json"), round_summary)
         self.summary["final_models"] = dict(current)
         self.summary["warm_start_models"] = warm if cfg.warm_start_on else None
+        control = None
+        if cfg.warm_start.control and cfg.warm_start_on:
+            self.summary["control"] = self._control_phase(warm)
+            control = self.summary["control"]["model"]
         if cfg.eval.enabled:
             from osint_selfplay.evaluate import evaluate_run
 
-            self.summary["evaluation"] = self._phase(None, "evaluation", lambda: evaluate_run(self, bases, warm, current))
+            self.summary["evaluation"] = self._phase(None, "evaluation", lambda: evaluate_run(self, bases, warm, current, control))
         if self.dist.is_main:
             atomic_write_json(self.root / "summary.json", self.summary)
         self.dist.wait()

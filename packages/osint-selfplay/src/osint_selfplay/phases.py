@@ -94,13 +94,20 @@ def copy_model(src: str, folder: Path, card: dict[str, Any]) -> None:
     atomic_dir(folder, build)
 
 
-def run_sft(model_path: str, rows: list[dict[str, Any]], cfg: RunConfig, out: Path, role: str, base_model: str) -> dict[str, Any]:
-    """Supervised warm start on verified demonstrations (completion-only loss)."""
-    card = {"base_model": base_model, "role": f"{role} (warm start)", "config": cfg.to_dict(),
+def run_sft(model_path: str, rows: list[dict[str, Any]], cfg: RunConfig, out: Path, role: str, base_model: str, *,
+            max_seconds: float | None = None, skip_rows: int = 0, label: str = "warm start") -> dict[str, Any]:
+    """Supervised training on verified demonstrations, the loss on the model's turns only: packed
+    (`osint_selfplay.sft`) when ``warm_start.packing``, else TRL's SFTTrainer. ``max_seconds`` and
+    ``skip_rows`` (packed only) make the equal-compute control: the warm start continued."""
+    card = {"base_model": base_model, "role": f"{role} ({label})", "config": cfg.to_dict(),
             "data": {"demonstrations": len(rows)}, "metrics": {}}
     if cfg.dry_run:
         copy_model(model_path, out / "final_model", card)
         return {"dry_run": True, "examples": len(rows)}
+    if cfg.warm_start.packing:
+        return _run_packed_sft(model_path, rows, cfg, out, card, max_seconds=max_seconds, skip_rows=skip_rows)
+    if max_seconds is not None or skip_rows:
+        raise ConfigError("the equal-compute control continues a packed warm start: set warm_start.packing = true")
     from datasets import Dataset
     from transformers import AutoTokenizer
     from trl import SFTConfig, SFTTrainer
@@ -131,6 +138,44 @@ def run_sft(model_path: str, rows: list[dict[str, Any]], cfg: RunConfig, out: Pa
         _save_final(trainer.accelerator.unwrap_model(trainer.model), tokenizer, out / "final_model", card)
         shutil.rmtree(out / "trainer", ignore_errors=True)
     trainer.accelerator.wait_for_everyone()
+    return metrics
+
+
+def _run_packed_sft(model_path: str, rows: list[dict[str, Any]], cfg: RunConfig, out: Path, card: dict[str, Any], *,
+                    max_seconds: float | None, skip_rows: int) -> dict[str, Any]:
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from osint_selfplay import sft
+    from osint_selfplay.data import as_messages
+
+    if int(os.environ.get("WORLD_SIZE", "1")) > 1:
+        raise ConfigError("warm_start.packing trains in one process; under accelerate launch set warm_start.packing = false")
+    ws = cfg.warm_start
+    tokenizer = AutoTokenizer.from_pretrained(model_path)
+    dtype = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}.get(cfg.model.dtype, "auto")
+    model = AutoModelForCausalLM.from_pretrained(model_path, dtype=dtype)
+    if cfg.tuning_mode == "lora":
+        from peft import get_peft_model
+
+        model = get_peft_model(model, _peft_config(cfg))
+    t0 = time.perf_counter()
+    packed = sft.pack(sft.tokenize(tokenizer, [r["messages"] for r in as_messages(rows)]), ws.max_length)
+    tokenize_seconds = time.perf_counter() - t0
+    settings = sft.SFTSettings(learning_rate=ws.learning_rate, batch_size=ws.batch_size, max_length=ws.max_length,
+                               epochs=ws.epochs if max_seconds is None else None, seed=cfg.seed,
+                               warmup_steps=ws.warmup_steps if not skip_rows else min(10, ws.warmup_steps),  # a fresh optimizer: a short warm-up
+                               max_seconds=max_seconds if max_seconds is not None else (ws.max_seconds or None),
+                               skip_rows=skip_rows)
+    result = sft.train_packed(model, packed, settings, pad_id=tokenizer.pad_token_id or 0,
+                              device="cuda" if torch.cuda.is_available() else "cpu",
+                              desc=str(card["role"]))
+    logs = result.pop("log")
+    metrics = {"examples": len(rows), "packed_rows": len(packed), "dropped_too_long": packed.dropped_too_long,
+               "trained_tokens_per_epoch": packed.trained_tokens, "tokenize_seconds": tokenize_seconds, **result}
+    card["metrics"] = metrics
+    atomic_write_jsonl(out / "metrics.jsonl", [{"phase": str(card["role"]), **entry} for entry in logs])
+    _save_final(model.to("cpu"), tokenizer, out / "final_model", card)
     return metrics
 
 

@@ -46,13 +46,16 @@ def _evaluation_lines(ev: dict[str, Any]) -> list[str]:
         calls, steps = Estimate.from_dict(h["tool_calls"], f"{where}.tool_calls"), Estimate.from_dict(h["critical_steps"], f"{where}.critical_steps")
         lines.append(f"  {name:<14}{_est(h['success'], f'{where}.success'):<28}{_est(h['reward'], f'{where}.reward', pct=False):<30}"
                      f"{calls.mean:<12.2f}{steps.mean:.2f}")
-    for name, c in ev["comparisons"].items():
-        p = PairedBlock.from_dict(c, f"summary.evaluation.comparisons.{name}")
-        if not p.n or p.success_delta is None or p.reward_delta is None or p.mcnemar is None:
-            lines.append(f"  {name}: no paired task")
-            continue
-        lines.append(f"  {name}: success {p.success_delta.fmt(pct=True, signed=True, show_n=False)} (paired, n={p.n}), "
-                     f"reward {p.reward_delta.fmt(signed=True, show_n=False)}, McNemar p={p.mcnemar.p_value:.3g}")
+    sb = ev.get("strongest_baseline")
+    if sb:
+        lines.append(f"  strongest scripted baseline: {sb['name']} {_est(sb['success'], 'summary.evaluation.strongest_baseline.success')}")
+    lines += _difficulty_lines(ev)
+    lines += _comparison_lines(ev["comparisons"], "summary.evaluation.comparisons", "")
+    em = ev.get("easy_medium") or {}
+    if em.get("n_tasks"):
+        lines.append(f"  easy + medium tasks only (n={em['n_tasks']}): " + ", ".join(
+            f"{name} {_est(e, f'summary.evaluation.easy_medium.success.{name}')}" for name, e in em["success"].items()))
+        lines += _comparison_lines(em["comparisons"], "summary.evaluation.easy_medium.comparisons", "easy + medium ")
     for source, z in ev.get("zero_variance_groups", {}).items():
         lines.append(f"  zero-variance answerer groups, {source} tasks: {z['zero_variance']}/{z['groups']} ({_pct(z['share'])})")
     st = ev.get("single_turn_reference")
@@ -62,13 +65,58 @@ def _evaluation_lines(ev: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _difficulty_lines(ev: dict[str, Any]) -> list[str]:
+    by = ev.get("by_difficulty") or {}
+    diffs = sorted({d for m in by.values() for d in m}, key=("easy", "medium", "hard").index)
+    if not diffs:
+        return []
+    first = next(iter(by.values()))
+    lines = ["  success by difficulty: " + ", ".join(f"{d} n={Estimate.from_dict(first[d], d).n}" for d in diffs if d in first)]
+    for name, m in by.items():
+        lines.append(f"    {name:<14}" + "  ".join(f"{d} {_est(m[d], f'summary.evaluation.by_difficulty.{name}.{d}')}"
+                                                    for d in diffs if d in m))
+    return lines
+
+
+def _comparison_lines(comparisons: dict[str, Any], where: str, prefix: str) -> list[str]:
+    """Paired deltas; one whose interval includes 0 is printed as a null result."""
+    lines = []
+    for name, c in comparisons.items():
+        p = PairedBlock.from_dict(c, f"{where}.{name}")
+        if not p.n or p.success_delta is None or p.reward_delta is None or p.mcnemar is None:
+            lines.append(f"  {prefix}{name}: no paired task")
+            continue
+        d = p.success_delta
+        verdict = "null (the interval includes 0)" if d.lo <= 0 <= d.hi else ("better" if d.lo > 0 else "worse")
+        lines.append(f"  {prefix}{name}: success {d.fmt(pct=True, signed=True, show_n=False)} (paired, n={p.n}): {verdict}, "
+                     f"McNemar p={p.mcnemar.p_value:.3g}; reward {p.reward_delta.fmt(signed=True, show_n=False)}")
+    return lines
+
+
 def format_summary(summary: dict[str, Any]) -> str:
     lines = ["== osint-selfplay run summary =="]
     for rnd in summary.get("rounds", []):
         lines += _round_lines(rnd)
+    ws = summary.get("warm_start")
+    if ws:
+        lines.append(_sft_line("warm start", ws))
+    if summary.get("control"):
+        lines.append(_sft_line("equal-compute control", summary["control"]))
     if summary.get("evaluation"):
         lines += _evaluation_lines(summary["evaluation"])
     return "\n".join(lines)
+
+
+def _sft_line(label: str, m: dict[str, Any]) -> str:
+    if m.get("dry_run"):
+        return f"{label}: dry run (no training)"
+    counts = m.get("demonstration_counts") or {}
+    demos = (f"{m.get('examples')} demonstrations" + (f" ({counts['episodes']} oracle episodes, {counts['incorrect']} incorrect and "
+             f"{counts['unseen_ids']} using unseen ids dropped)" if counts else ""))
+    speed = f", {m['tokens_per_second']:.0f} tokens/s" if m.get("tokens_per_second") else ""
+    budget = f" of a {m['budget_seconds']:.0f} s budget" if m.get("budget_seconds") is not None else ""
+    return (f"{label}: {demos}; {m.get('steps')} steps, {_num(m.get('epochs_done'))} epochs in {_num(m.get('seconds'))} s{budget}"
+            f"{speed}; final loss {_num(m.get('final_loss'))}")
 
 
 def _num(x: float | None) -> str:

@@ -1,0 +1,182 @@
+"""Packed supervised fine-tuning: the warm start of tiny models, and the equal-compute control.
+
+Conversations are rendered by the tokenizer's own chat template with its assistant mask (the loss is
+on the model's turns only: environment text and template glue are masked out), packed first-fit into
+rows of ``max_length`` tokens, and trained with AdamW at a constant learning rate after a linear
+warm-up. Each packed row restarts its position ids at every conversation, and no attention mask is
+passed, so transformers builds a block-diagonal causal mask (`masking_utils.find_packed_sequence_indices`):
+no conversation attends to another.
+
+Written here rather than through TRL's SFTTrainer because on the 2-core CPU the trainer's per-step
+overhead dominated a model this small: on 3,000 compact demonstrations SFTTrainer ran ~2,200
+tokens/s, about a third of the ~6,200 tokens/s a bare forward and backward of the same model reaches
+(``benchmarks/bench_sft.py`` measures both in one run). `phases.run_sft` still uses SFTTrainer when
+``warm_start.packing = false`` (the path for real models, multi-GPU and LoRA).
+
+The loop stops after ``epochs`` passes or ``max_seconds`` of wall time, whichever comes first
+(``max_seconds`` is how the control spends exactly the GRPO phases' time on more SFT), and it can
+start ``skip_rows`` packed rows into the epoch, so a continuation sees the rows the warm start had not.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+log = logging.getLogger("osint_selfplay")
+
+
+@dataclass
+class Packed:
+    """Packed training rows: token ids, position ids (restarting per conversation) and labels (-100: no loss)."""
+
+    input_ids: list[list[int]] = field(default_factory=list)
+    position_ids: list[list[int]] = field(default_factory=list)
+    labels: list[list[int]] = field(default_factory=list)
+    conversations: int = 0
+    dropped_too_long: int = 0
+    trained_tokens: int = 0  # tokens with a loss
+
+    def __len__(self) -> int:
+        return len(self.input_ids)
+
+
+def tokenize(tokenizer: Any, conversations: list[list[dict[str, Any]]], batch: int = 512) -> list[tuple[list[int], list[int]]]:
+    """(token ids, assistant mask) per conversation, rendered by the tokenizer's chat template; a
+    template without ``{% generation %}`` markers cannot mask the environment's text and is refused."""
+    from osint_selfplay.errors import ConfigError
+
+    out: list[tuple[list[int], list[int]]] = []
+    for start in range(0, len(conversations), batch):
+        enc = tokenizer.apply_chat_template(conversations[start : start + batch], tokenize=True, return_dict=True,
+                                            return_assistant_tokens_mask=True)
+        for ids, mask in zip(enc["input_ids"], enc["assistant_masks"]):
+            out.append((list(ids), list(mask)))
+    if out and not any(any(m) for _, m in out):
+        raise ConfigError("the tokenizer's chat template marks no assistant tokens ({% generation %} missing): "
+                          "packed SFT would train on nothing; set warm_start.packing = false")
+    return out
+
+
+def pack(tokenized: list[tuple[list[int], list[int]]], max_length: int) -> Packed:
+    """First-fit-decreasing packing into rows of at most ``max_length`` tokens; a conversation longer
+    than a row is dropped and counted (cutting it would train on a turn without its observation)."""
+    packed = Packed()
+    order = sorted(range(len(tokenized)), key=lambda i: -len(tokenized[i][0]))
+    free: list[int] = []  # free space per row
+    for i in order:
+        ids, mask = tokenized[i]
+        if len(ids) > max_length:
+            packed.dropped_too_long += 1
+            continue
+        row = next((r for r, space in enumerate(free) if space >= len(ids)), None)
+        if row is None:
+            row = len(free)
+            free.append(max_length)
+            packed.input_ids.append([])
+            packed.position_ids.append([])
+            packed.labels.append([])
+        free[row] -= len(ids)
+        packed.input_ids[row] += ids
+        packed.position_ids[row] += list(range(len(ids)))
+        packed.labels[row] += [t if m else -100 for t, m in zip(ids, mask)]
+        packed.conversations += 1
+        packed.trained_tokens += sum(1 for m in mask if m)
+    return packed
+
+
+def _batch(packed: Packed, rows: list[int], pad_id: int) -> dict[str, Any]:
+    import torch
+
+    width = max(len(packed.input_ids[r]) for r in rows)
+
+    def col(seqs: list[list[int]], fill: int, positions: bool = False) -> Any:
+        # padding continues the position count, so it reads as part of the row's last conversation
+        return torch.tensor([s + (list(range(len(s), width)) if positions else [fill] * (width - len(s))) for s in seqs])
+
+    return {"input_ids": col([packed.input_ids[r] for r in rows], pad_id),
+            "position_ids": col([packed.position_ids[r] for r in rows], 0, positions=True),
+            "labels": col([packed.labels[r] for r in rows], -100)}
+
+
+@dataclass(frozen=True)
+class SFTSettings:
+    learning_rate: float
+    batch_size: int  # packed rows per optimizer step
+    max_length: int
+    epochs: float | None = 1.0  # None: until max_seconds
+    warmup_steps: int = 50
+    weight_decay: float = 0.01
+    max_grad_norm: float = 1.0
+    seed: int = 0
+    max_seconds: float | None = None
+    skip_rows: int = 0  # start this many packed rows into the (seeded) epoch order
+    logging_steps: int = 10
+
+
+def _epoch_stream(packed: Packed, s: SFTSettings) -> Iterator[list[int]]:
+    """Batches of packed rows in training order: a seeded shuffle repeated for ``epochs`` passes
+    (``None``: without end), starting ``skip_rows`` into it."""
+    order = list(range(len(packed)))
+    random.Random(s.seed).shuffle(order)
+    total = None if s.epochs is None else int(len(packed) * s.epochs)
+    k = 0
+    while total is None or k < total:
+        size = s.batch_size if total is None else min(s.batch_size, total - k)
+        yield [order[(s.skip_rows + k + j) % len(order)] for j in range(size)]
+        k += size
+
+
+def train_packed(model: Any, packed: Packed, s: SFTSettings, *, pad_id: int, device: Any = "cpu",
+                 desc: str = "SFT") -> dict[str, Any]:
+    """Train ``model`` in place on ``packed``; returns metrics and the per-``logging_steps`` log."""
+    import torch
+    from tqdm import tqdm
+
+    from osint_selfplay.errors import ConfigError
+
+    if not len(packed):
+        raise ConfigError("packed SFT: no conversation fits warm_start.max_length; raise it")
+    if s.epochs is None and s.max_seconds is None:
+        raise ConfigError("packed SFT needs epochs or max_seconds")
+    torch.manual_seed(s.seed)
+    params = [p for p in model.parameters() if p.requires_grad]
+    opt = torch.optim.AdamW(params, lr=s.learning_rate, betas=(0.9, 0.98), weight_decay=s.weight_decay)
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda k: min(1.0, (k + 1) / max(1, s.warmup_steps)))
+    model.to(device)
+    model.train()
+    logs: list[dict[str, Any]] = []
+    losses: list[float] = []
+    rows_done = tokens = 0
+    stopped = "epochs"
+    steps = None if s.epochs is None else -(-int(len(packed) * s.epochs) // s.batch_size)
+    t0 = time.perf_counter()
+    for step, rows in enumerate(tqdm(_epoch_stream(packed, s), total=steps, desc=desc, unit="step", leave=False)):
+        if s.max_seconds is not None and time.perf_counter() - t0 >= s.max_seconds:
+            stopped = "max_seconds"
+            break
+        batch = {k: v.to(device) for k, v in _batch(packed, rows, pad_id).items()}
+        loss = model(**batch, use_cache=False).loss
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(params, s.max_grad_norm)
+        opt.step()
+        sched.step()
+        opt.zero_grad(set_to_none=True)
+        rows_done += len(rows)
+        tokens += int(batch["input_ids"].numel())
+        losses.append(float(loss.detach()))
+        if (step + 1) % s.logging_steps == 0:
+            window = losses[-s.logging_steps :]
+            logs.append({"step": step + 1, "loss": sum(window) / len(window), "learning_rate": sched.get_last_lr()[0],
+                         "seconds": time.perf_counter() - t0})
+    seconds = time.perf_counter() - t0
+    model.eval()
+    tail = losses[-s.logging_steps :]
+    return {"steps": len(losses), "rows": rows_done, "epochs_done": rows_done / len(packed),
+            "next_row": (s.skip_rows + rows_done) % len(packed), "tokens": tokens,
+            "tokens_per_second": tokens / seconds if seconds else None, "seconds": seconds, "stopped_by": stopped,
+            "final_loss": sum(tail) / len(tail) if tail else None, "log": logs}

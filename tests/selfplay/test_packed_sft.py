@@ -1,0 +1,111 @@
+"""Packed SFT (`osint_selfplay.sft`): the loss falls on the model's turns only, packed conversations
+do not attend to each other, and training runs by epochs or by wall time, continuing where it stopped."""
+
+from __future__ import annotations
+
+import pytest
+
+from osint_selfplay import sft
+from osint_selfplay.errors import ConfigError
+
+CONVERSATIONS = [
+    [{"role": "system", "content": "You investigate."}, {"role": "user", "content": "Who is @singho?"},
+     {"role": "assistant", "content": "get_profile @singho"}, {"role": "user", "content": "step 1/8\nget_profile ok\naccount account_46"},
+     {"role": "assistant", "content": "answer account_46"}],
+    [{"role": "system", "content": "You investigate."}, {"role": "user", "content": "Where does person_3 live?"},
+     {"role": "assistant", "content": "answer loc_2"}],
+]
+
+
+@pytest.fixture(scope="module")
+def tokenizer(tiny_path):
+    from transformers import AutoTokenizer
+
+    return AutoTokenizer.from_pretrained(tiny_path)
+
+
+def test_the_mask_covers_exactly_the_assistant_turns(tokenizer):
+    (ids, mask), _ = sft.tokenize(tokenizer, CONVERSATIONS)
+    assert ids == tokenizer.apply_chat_template(CONVERSATIONS[0], tokenize=True, return_dict=True)["input_ids"]
+    trained = tokenizer.decode([t for t, m in zip(ids, mask) if m])
+    assert trained == "get_profile @singho<|im_end|>answer account_46<|im_end|>"
+    untrained = tokenizer.decode([t for t, m in zip(ids, mask) if not m])
+    assert "Who is @singho?" in untrained and "get_profile ok" in untrained and "account_46" in untrained
+
+
+def test_packing_restarts_positions_and_drops_what_does_not_fit(tokenizer):
+    tokenized = sft.tokenize(tokenizer, CONVERSATIONS * 3)
+    lengths = [len(ids) for ids, _ in tokenized]
+    width = lengths[0] + lengths[1]
+    packed = sft.pack(tokenized, width)
+    assert len(packed) == 3 and packed.conversations == 6 and packed.dropped_too_long == 0
+    for ids, pos, labels in zip(packed.input_ids, packed.position_ids, packed.labels):
+        assert len(ids) == len(pos) == len(labels) == width
+        assert pos == list(range(lengths[0])) + list(range(lengths[1]))  # first-fit decreasing: the long one first
+        assert sum(1 for x in labels if x != -100) == sum(sum(m) for _, m in tokenized[:2])
+    short = sft.pack(tokenized, lengths[1])
+    assert short.dropped_too_long == 3 and short.conversations == 3
+
+
+def test_packed_conversations_do_not_attend_to_each_other(tokenizer, tiny_path):
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    model = AutoModelForCausalLM.from_pretrained(tiny_path).eval()
+    tokenized = sft.tokenize(tokenizer, CONVERSATIONS)
+    packed = sft.pack(tokenized, 10_000)
+    batch = sft._batch(packed, [0], tokenizer.pad_token_id)
+    with torch.no_grad():
+        together = model(input_ids=batch["input_ids"], position_ids=batch["position_ids"], use_cache=False).logits[0]
+        first_len = len(tokenized[0][0])
+        alone = [model(input_ids=torch.tensor([ids]), use_cache=False).logits[0] for ids, _ in tokenized]
+    assert torch.allclose(together[:first_len], alone[0], atol=1e-4)
+    assert torch.allclose(together[first_len:], alone[1], atol=1e-4)  # would differ if it saw the first conversation
+
+
+def _settings(**kw):
+    return sft.SFTSettings(**{"learning_rate": 5e-3, "batch_size": 2, "max_length": 256, "warmup_steps": 2, "logging_steps": 2,
+                              **kw})
+
+
+def test_training_lowers_the_loss_and_changes_parameters(tokenizer, tiny_path):
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    model = AutoModelForCausalLM.from_pretrained(tiny_path)
+    before = [p.detach().clone() for p in model.parameters()]
+    packed = sft.pack(sft.tokenize(tokenizer, CONVERSATIONS * 8), 256)
+    result = sft.train_packed(model, packed, _settings(epochs=12.0), pad_id=tokenizer.pad_token_id)
+    assert result["stopped_by"] == "epochs" and result["steps"] == -(-int(len(packed) * 12) // 2)
+    assert result["log"][-1]["loss"] < 0.5 * result["log"][0]["loss"]
+    assert all(not torch.equal(a, b) for a, b in zip(before, model.parameters()))
+    assert result["tokens"] > 0 and result["next_row"] == (len(packed) * 12) % len(packed)
+
+
+def test_a_time_budget_stops_training_and_a_continuation_starts_where_it_stopped(tokenizer, tiny_path):
+    from transformers import AutoModelForCausalLM
+
+    packed = sft.pack(sft.tokenize(tokenizer, CONVERSATIONS * 8), 128)
+    model = AutoModelForCausalLM.from_pretrained(tiny_path)
+    stopped = sft.train_packed(model, packed, _settings(epochs=None, max_seconds=0.5), pad_id=tokenizer.pad_token_id)
+    assert stopped["stopped_by"] == "max_seconds" and 0 < stopped["steps"] and stopped["seconds"] < 10
+    order = [r for batch in sft._epoch_stream(packed, _settings(epochs=2.0)) for r in batch]
+    later = [r for batch in sft._epoch_stream(packed, _settings(epochs=2.0, skip_rows=3)) for r in batch]
+    assert len(order) == len(later) == 2 * len(packed) and later[: len(order) - 3] == order[3:]
+
+
+def test_nothing_to_train_is_a_clear_error(tokenizer, tiny_path):
+    from transformers import AutoModelForCausalLM
+
+    model = AutoModelForCausalLM.from_pretrained(tiny_path)
+    with pytest.raises(ConfigError, match="max_length"):
+        sft.train_packed(model, sft.pack(sft.tokenize(tokenizer, CONVERSATIONS), 4), _settings(), pad_id=0)
+
+
+def test_a_template_without_assistant_markers_is_refused(tiny_path):
+    from transformers import AutoTokenizer
+
+    tok = AutoTokenizer.from_pretrained(tiny_path)
+    tok.chat_template = "{% for m in messages %}{{ m['content'] }}{% endfor %}"
+    with pytest.raises(ConfigError, match="generation"):
+        sft.tokenize(tok, CONVERSATIONS)
