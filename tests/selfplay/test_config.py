@@ -16,8 +16,12 @@ def test_defaults_and_shipped_configs_are_valid():
     for path in sorted(CONFIGS.glob("*.toml")):
         loaded = load_config(str(path))
         assert isinstance(loaded, RunConfig), path
-    tiny = load_config(str(CONFIGS / "tiny-cpu.toml"))
-    assert tiny.model.answerer.startswith("tiny:") and tiny.answerer.mode == "single_turn"
+    tiny = load_config(str(CONFIGS / "tiny-cpu.toml"))  # the main job: the investigator
+    assert tiny.model.answerer.startswith("tiny:") and tiny.answerer.mode == "multi_turn"
+    assert (tiny.answerer.observation_format, tiny.answerer.action_format) == ("compact", "short")
+    assert tiny.warm_start.packing and tiny.warm_start.control and tiny.eval.limit >= 1000 and not tiny.eval.difficulties
+    single = load_config(str(CONFIGS / "tiny-cpu-single.toml"))
+    assert single.answerer.mode == "single_turn" and single.output_dir != tiny.output_dir
 
 
 def test_set_overrides_parse_toml_values_and_bare_strings():
@@ -50,6 +54,11 @@ def test_set_overrides_parse_toml_values_and_bare_strings():
         (["generator=3"], r"\[generator\] must be a table"),
         (["noequals"], "--set expects key=value"),
         (["answerer.generated_share=2"], r"generated_share must be in \[0, 1\]"),
+        (["warm_start.control=true"], "warm_start.control continues a packed warm start: set warm_start.packing = true"),
+        (["warm_start.max_seconds=-1"], "warm_start.max_seconds must be a number >= 0"),
+        (["warm_start.max_length=8"], "warm_start.max_length must be a number >= 16"),
+        (["eval.max_new_tokens=0"], "eval.max_new_tokens must be a number >= 1"),
+        (["eval.difficulties=['easy', 'impossible']"], "eval.difficulties"),
     ],
 )
 def test_bad_configs_name_the_key(overrides, message):

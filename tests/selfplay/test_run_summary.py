@@ -27,7 +27,8 @@ def _summary(dry_run: bool) -> dict:
 def test_summary_prints_intervals_with_osint_evals_formatter():
     text = format_summary(_summary(dry_run=False))
     assert "50.1% [46.9, 53.1]" in text and Estimate(0.501, 0.469, 0.531, 1000).fmt(pct=True, show_n=False) == "50.1% [46.9, 53.1]"
-    assert "final vs warm_start: success +5.0 pts [+1.2, +8.9] (paired, n=1000), reward +0.050 [+0.012, +0.089], McNemar p=1e-09" in text
+    assert ("final vs warm_start: success +5.0 pts [+1.2, +8.9] (paired, n=1000): better, McNemar p=1e-09; "
+            "reward +0.050 [+0.012, +0.089]") in text
     assert "final vs untrained: no paired task" in text
     assert "DRY RUN" not in text
 
@@ -43,3 +44,25 @@ def test_malformed_evaluation_summary_names_the_field():
     del bad["evaluation"]["headline"]["final"]["success"]["lo"]
     with pytest.raises(ReportError, match=r"^summary\.evaluation\.headline\.final\.success\.lo: missing$"):
         format_summary(bad)
+
+
+def test_a_delta_whose_interval_includes_zero_is_printed_as_null():
+    summary = _summary(False)
+    ev = summary["evaluation"]
+    null = {"mean": 0.004, "lo": -0.02, "hi": 0.03, "n": 1000}
+    worse = {"mean": -0.05, "lo": -0.08, "hi": -0.02, "n": 1000}
+    mc = {"candidate_only": 30, "base_only": 26, "n": 1000, "p_value": 0.69}
+    ev["comparisons"] = {name: {"n": 1000, "success_delta": d, "reward_delta": d, "steps_delta": d, "tool_calls_delta": d, "mcnemar": mc}
+                         for name, d in (("final vs control", null), ("final vs warm_start", worse))}
+    est = {"mean": 0.3, "lo": 0.27, "hi": 0.33, "n": 700}
+    ev["easy_medium"] = {"difficulties": ["easy", "medium"], "n_tasks": 700, "success": {"final": est},
+                         "comparisons": {"final vs control": ev["comparisons"]["final vs control"]}}
+    ev["by_difficulty"] = {"final": {"easy": est, "hard": {"mean": 0.1, "lo": 0.07, "hi": 0.14, "n": 300}}}
+    ev["strongest_baseline"] = {"name": "naive-search", "label": "naive searcher", "success": {"mean": 0.03, "lo": 0.02, "hi": 0.045, "n": 1000}}
+    text = format_summary(summary)
+    assert "final vs control: success +0.4 pts [-2.0, +3.0] (paired, n=1000): null (the interval includes 0), McNemar p=0.69" in text
+    assert "final vs warm_start: success -5.0 pts [-8.0, -2.0] (paired, n=1000): worse" in text
+    assert "easy + medium tasks only (n=700): final 30.0% [27.0, 33.0]" in text
+    assert "easy + medium final vs control: success +0.4 pts" in text
+    assert "success by difficulty: easy n=700, hard n=300" in text and "easy 30.0% [27.0, 33.0]  hard 10.0% [7.0, 14.0]" in text
+    assert "strongest scripted baseline: naive-search 3.0% [2.0, 4.5]" in text
