@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The prepared GPU check (one call on a CUDA machine where only torch/transformers are preinstalled).
 #   1. benchmarks/gpu_grpo.py: GRPO step time and HF generation tokens/s, ~0.5B Qwen2-shaped model.
-#   2. The multi-turn tools run (configs/selfplay/tiny-cpu-tools.toml) on CUDA: the same code path as
-#      on CPU (warm start, generator GRPO, environment-in-the-loop answerer GRPO, evaluation).
+#   2. The main job (configs/selfplay/tiny-cpu.toml) on CUDA with a larger tiny model (tiny:256x4): the
+#      same code path as on CPU (packed warm start, generator GRPO, environment-in-the-loop answerer
+#      GRPO, the equal-compute control, the evaluation on 1,000 v0:test tasks) and the same summary.
 # Missing Python packages travel as wheels in .whl/ (see benchmarks/RESULTS.md for the list).
 # Writes everything it measures under $OUT (or ./gpu-out when OUT is unset).
 set -o pipefail
@@ -22,9 +23,9 @@ timeout "${GRPO_TIMEOUT:-240}" python3 benchmarks/gpu_grpo.py --steps 5 2>&1 | t
 echo "gpu_grpo.py: $(( $(date +%s) - start )) s" | tee -a "$OUT/hardware.txt"
 
 start=$(date +%s)
-timeout "${TOOLS_TIMEOUT:-300}" python3 -m osint_selfplay train --config configs/selfplay/tiny-cpu-tools.toml \
-  --set run.output_dir='"/tmp/gpu-tools"' eval.single_turn_model='""' 2>&1 | tee "$OUT/tools.log"
-echo "tiny-cpu-tools.toml on CUDA: $(( $(date +%s) - start )) s (exit ${PIPESTATUS[0]})" | tee -a "$OUT/hardware.txt"
-cp /tmp/gpu-tools/eval/report.md "$OUT/tools-report.md" 2>/dev/null
-cp /tmp/gpu-tools/metrics.jsonl "$OUT/tools-metrics.jsonl" 2>/dev/null
+timeout "${MAIN_TIMEOUT:-420}" python3 -m osint_selfplay train --config configs/selfplay/tiny-cpu.toml \
+  --set output_dir='"/tmp/gpu-main"' model.generator='"tiny:256x4"' model.answerer='"tiny:256x4"' 2>&1 | tee "$OUT/main.log"
+echo "tiny-cpu.toml (tiny:256x4) on CUDA: $(( $(date +%s) - start )) s (exit ${PIPESTATUS[0]})" | tee -a "$OUT/hardware.txt"
+cp /tmp/gpu-main/eval/report.md "$OUT/main-report.md" 2>/dev/null
+cp /tmp/gpu-main/summary.json "$OUT/main-summary.json" 2>/dev/null
 exit 0

@@ -43,9 +43,36 @@ def test_hf_policy_single_and_multi_turn_batched_and_seeded(tiny_dir, dev):
     sampled = [HFPolicy(tiny_dir, batch_size=8, max_new_tokens=6, temperature=1.0, seed=s) for s in (1, 1, 2)]
     outs = [p.generate([[{"role": "user", "content": t.question}] for t in dev.tasks]) for p in sampled]
     assert outs[0] == outs[1] and outs[0] != outs[2]
-    multi = run_multi_turn(HFPolicy(tiny_dir, batch_size=8, max_new_tokens=12), dev.world, dev.tasks[:4], max_steps=3)
+    policy = HFPolicy(tiny_dir, batch_size=8, max_new_tokens=12)
+    multi = run_multi_turn(policy, dev.world, dev.tasks[:4], max_steps=3)
     assert [r.task_id for r in multi] == [t.task_id for t in dev.tasks[:4]]
-    assert all(1 <= r.steps <= 3 and len(r.transcript) == r.steps for r in multi)
+    assert all(0 <= r.steps <= 3 and len(r.transcript) == r.steps for r in multi)
+    # an untrained model rambles past max_new_tokens: the per-turn token budget ends its episode, unanswered
+    assert all(r.end == "token_budget" and not r.correct for r in multi if r.steps < 3)
+    assert len(policy.last_unfinished) >= 1
+
+
+class _Scripted:
+    """Replies ``action``; says its turn was cut (no end-of-turn token) on the turns listed in ``cut_on``."""
+
+    is_model = True
+
+    def __init__(self, action, cut_on):
+        self.action, self.cut_on, self.calls, self.last_unfinished = action, cut_on, 0, []
+
+    def act(self, batch):
+        self.calls += 1
+        self.last_unfinished = [self.calls in self.cut_on] * len(batch)
+        return [self.action] * len(batch)
+
+
+def test_a_turn_over_the_token_budget_ends_the_episode_unanswered(dev):
+    cut_first = run_multi_turn(_Scripted("search_people name=x", {1}), dev.world, dev.tasks[:2], max_steps=5)
+    assert [(r.end, r.steps, r.transcript) for r in cut_first] == [("token_budget", 0, [])] * 2
+    cut_third = run_multi_turn(_Scripted("search_people name=x", {3}), dev.world, dev.tasks[:2], max_steps=5)
+    assert [(r.end, r.steps) for r in cut_third] == [("token_budget", 2)] * 2 and not any(r.correct for r in cut_third)
+    never = run_multi_turn(_Scripted("search_people name=x", set()), dev.world, dev.tasks[:2], max_steps=5)
+    assert [(r.end, r.steps) for r in never] == [("step_budget", 5)] * 2
 
 
 def _free_port() -> int:

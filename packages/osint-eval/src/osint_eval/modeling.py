@@ -24,7 +24,7 @@ from typing import Any
 from osint_eval.errors import EvalError
 
 TINY_PREFIX = "tiny:"
-CORPUS_VERSION = "9"  # bump when the tokenizer corpus changes, to invalidate caches
+CORPUS_VERSION = "10"  # bump when the tokenizer corpus changes, to invalidate caches
 # Every entity id of a default-sized world gets a token of its own: a model then copies an answer
 # from its context as one token instead of spelling it (ids beyond these ranges still tokenize, by BPE).
 ID_TOKENS = {"person": 300, "account": 600, "org": 40, "loc": 20, "event": 60, "thread": 80}
@@ -103,7 +103,7 @@ def tokenizer_corpus(n_tasks: int = 1500) -> list[str]:
         texts.append(json.dumps({"step": 1, "results": [{"call": "get_profile", "ok": True, "result": data}]}, separators=(",", ":")))
         texts.append(json.dumps({"tool_calls": [{"name": "get_profile", "arguments": {"handle_or_id": eid}}]}))
     texts.append(json.dumps(tool_schemas(world)))
-    texts += _compact_episodes(world, benchmark_tasks("v0:train", limit=n_tasks // 3))
+    texts += _compact_episodes(world, benchmark_tasks("v0:train", limit=n_tasks))
     for role in ("system", "user", "assistant", "tool"):  # the chat template's words
         texts += [f"<|im_start|>{role}\n"] * 50
     return texts
@@ -142,8 +142,10 @@ def _train_tokenizer(vocab: int) -> Any:
         tokenizer_object=tok, eos_token="<|im_end|>", pad_token="<|endoftext|>", bos_token=None,
         padding_side="left", model_max_length=4096,
     )
-    fast.add_tokens([AddedToken(f"{prefix}_{i}", single_word=True, lstrip=False, rstrip=False, normalized=False)
-                     for prefix, n in ID_TOKENS.items() for i in range(n)])
+    # each id twice: with its leading space (how questions, compact observations and short actions
+    # write it: one token, as the notes on tiny models advise) and bare (inside JSON strings)
+    fast.add_tokens([AddedToken(f"{space}{prefix}_{i}", single_word=True, lstrip=False, rstrip=False, normalized=False)
+                     for prefix, n in ID_TOKENS.items() for i in range(n) for space in (" ", "")])
     fast.chat_template = CHAT_TEMPLATE
     return fast
 

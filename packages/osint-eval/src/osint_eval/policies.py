@@ -178,6 +178,7 @@ class HFPolicy(Policy):
         self.batch_size, self.max_new_tokens = batch_size, max_new_tokens
         self.temperature, self.top_p, self.seed = temperature, top_p, seed
         self.tokens_generated = 0
+        self.last_unfinished: list[bool] = []
 
     def describe(self) -> dict[str, Any]:
         return {"name": self.name, "type": "HFPolicy", "max_new_tokens": self.max_new_tokens,
@@ -201,6 +202,7 @@ class HFPolicy(Policy):
 
         temperature = self.temperature if temperature is None else temperature
         out: list[str] = []
+        unfinished: list[bool] = []
         device = next(self.model.parameters()).device
         for start in range(0, len(conversations), self.batch_size):
             chunk = conversations[start : start + self.batch_size]
@@ -218,6 +220,8 @@ class HFPolicy(Policy):
             new = gen[:, enc["input_ids"].shape[1]:]
             self.tokens_generated += int((new != self.tokenizer.pad_token_id).sum())
             out += self.tokenizer.batch_decode(new, skip_special_tokens=True)
+            unfinished += [not bool(row.any()) for row in (new == self.tokenizer.eos_token_id)]
+        self.last_unfinished = unfinished  # per completion: no end-of-turn token within max_new_tokens
         return out
 
     def close(self) -> None:

@@ -36,6 +36,7 @@ class EpisodeResult:
     parse_failures: int
     agent_evidence: list[list[str]] = field(default_factory=list)
     transcript: list[dict[str, str]] = field(default_factory=list)  # {"action", "observation"}
+    end: str = "answered"  # how the episode ended (osint-gym's END_REASONS; "token_budget": a turn over max_new_tokens)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -95,11 +96,17 @@ class _PolicyAgent:
                 self.seen[i].append(obs)
             batch.append(PolicyInput(self.convs[i], self.tasks[i], self.world, self.offset + i, self.turn[i],
                                      env=self.envs[i], seen=self.seen[i]))
-        actions = self.policy.act(batch)
+        actions: list[str | None] = list(self.policy.act(batch))
+        # the per-turn token budget: a model turn that did not end within the policy's max_new_tokens
+        # ends its episode (the env scores it as its own truncation), as the token budget does in training
+        unfinished = getattr(self.policy, "last_unfinished", None) or []
+        if len(unfinished) == len(actions):
+            actions = [None if cut else a for a, cut in zip(actions, unfinished)]
         for (i, _), action in zip(pending, actions):
-            self.convs[i] = self.convs[i] + [chat.assistant_message(action, native=self.native)]
+            if action is not None:
+                self.convs[i] = self.convs[i] + [chat.assistant_message(action, native=self.native)]
             self.turn[i] += 1
-        return list(actions)
+        return actions
 
 
 def run_multi_turn(policy: Policy, world: World, tasks: list[Task], *, max_steps: int = DEFAULT_BUDGETS.max_steps,
@@ -130,7 +137,7 @@ def _episode(record: EpisodeRecord) -> EpisodeResult:
         task.task_id, task.family, task.difficulty, task.question, list(task.answers), [list(e) for e in task.evidence],
         record.answer, b.correct, b.total, b.to_dict(), b.evidence_f1, record.critical_steps, record.tool_calls,
         record.invalid_actions, record.parse_failures, [list(e) for e in record.evidence],
-        [{"action": t.action, "observation": t.observation} for t in record.turns],
+        [{"action": t.action, "observation": t.observation} for t in record.turns], record.end,
     )
 
 

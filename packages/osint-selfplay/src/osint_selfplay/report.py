@@ -40,22 +40,24 @@ def _evaluation_lines(ev: dict[str, Any]) -> list[str]:
     if ev.get("dry_run"):
         lines.append(f"DRY RUN: no gradient updates; the evaluation below is a smoke test on {ev['n_tasks']} tasks, not a result")
     lines.append(f"held-out evaluation on {ev['n_tasks']} {ev['tasks']} tasks ({ev['mode']}, greedy; report: {ev.get('report')}):")
-    lines.append(f"  {'model':<14}{'success rate [95% CI]':<28}{'mean reward [95% CI]':<30}tool calls  critical steps")
+    w = max(14, *(len(name) + 2 for name in ev["headline"]))
+    lines.append(f"  {'model':<{w}}{'success rate [95% CI]':<28}{'mean reward [95% CI]':<30}tool calls  critical steps")
     for name, h in ev["headline"].items():
         where = f"summary.evaluation.headline.{name}"
         calls, steps = Estimate.from_dict(h["tool_calls"], f"{where}.tool_calls"), Estimate.from_dict(h["critical_steps"], f"{where}.critical_steps")
-        lines.append(f"  {name:<14}{_est(h['success'], f'{where}.success'):<28}{_est(h['reward'], f'{where}.reward', pct=False):<30}"
+        lines.append(f"  {name:<{w}}{_est(h['success'], f'{where}.success'):<28}{_est(h['reward'], f'{where}.reward', pct=False):<30}"
                      f"{calls.mean:<12.2f}{steps.mean:.2f}")
     sb = ev.get("strongest_baseline")
     if sb:
         lines.append(f"  strongest scripted baseline: {sb['name']} {_est(sb['success'], 'summary.evaluation.strongest_baseline.success')}")
     lines += _difficulty_lines(ev)
-    lines += _comparison_lines(ev["comparisons"], "summary.evaluation.comparisons", "")
+    strongest = sb["name"] if sb else None
+    lines += _comparison_lines(ev["comparisons"], "summary.evaluation.comparisons", "", strongest)
     em = ev.get("easy_medium") or {}
     if em.get("n_tasks"):
         lines.append(f"  easy + medium tasks only (n={em['n_tasks']}): " + ", ".join(
             f"{name} {_est(e, f'summary.evaluation.easy_medium.success.{name}')}" for name, e in em["success"].items()))
-        lines += _comparison_lines(em["comparisons"], "summary.evaluation.easy_medium.comparisons", "easy + medium ")
+        lines += _comparison_lines(em["comparisons"], "summary.evaluation.easy_medium.comparisons", "easy + medium ", strongest)
     for source, z in ev.get("zero_variance_groups", {}).items():
         lines.append(f"  zero-variance answerer groups, {source} tasks: {z['zero_variance']}/{z['groups']} ({_pct(z['share'])})")
     st = ev.get("single_turn_reference")
@@ -73,15 +75,22 @@ def _difficulty_lines(ev: dict[str, Any]) -> list[str]:
     first = next(iter(by.values()))
     lines = ["  success by difficulty: " + ", ".join(f"{d} n={Estimate.from_dict(first[d], d).n}" for d in diffs if d in first)]
     for name, m in by.items():
-        lines.append(f"    {name:<14}" + "  ".join(f"{d} {_est(m[d], f'summary.evaluation.by_difficulty.{name}.{d}')}"
+        lines.append(f"    {name:<{max(14, len(name) + 2)}}" + "  ".join(f"{d} {_est(m[d], f'summary.evaluation.by_difficulty.{name}.{d}')}"
                                                     for d in diffs if d in m))
     return lines
 
 
-def _comparison_lines(comparisons: dict[str, Any], where: str, prefix: str) -> list[str]:
-    """Paired deltas; one whose interval includes 0 is printed as a null result."""
+RUN_MODELS = ("untrained", "warm_start", "final", "control")
+
+
+def _comparison_lines(comparisons: dict[str, Any], where: str, prefix: str, strongest: str | None = None) -> list[str]:
+    """Paired deltas (against a scripted baseline: only the strongest; the report has them all); one
+    whose interval includes 0 is printed as a null result."""
     lines = []
     for name, c in comparisons.items():
+        base = name.rsplit(" vs ", 1)[-1]
+        if base not in RUN_MODELS and strongest is not None and base != strongest:
+            continue
         p = PairedBlock.from_dict(c, f"{where}.{name}")
         if not p.n or p.success_delta is None or p.reward_delta is None or p.mcnemar is None:
             lines.append(f"  {prefix}{name}: no paired task")
