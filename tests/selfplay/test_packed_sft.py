@@ -88,7 +88,7 @@ def test_a_time_budget_stops_training_and_a_continuation_starts_where_it_stopped
     packed = sft.pack(sft.tokenize(tokenizer, CONVERSATIONS * 8), 128)
     model = AutoModelForCausalLM.from_pretrained(tiny_path)
     stopped = sft.train_packed(model, packed, _settings(epochs=None, max_seconds=0.5), pad_id=tokenizer.pad_token_id)
-    assert stopped["stopped_by"] == "max_seconds" and 0 < stopped["steps"] and stopped["seconds"] < 10
+    assert stopped["stopped_by"] == "max_seconds" and stopped["steps"] > 0 and stopped["seconds"] < 10
     order = [r for batch in sft._epoch_stream(packed, _settings(epochs=2.0)) for r in batch]
     later = [r for batch in sft._epoch_stream(packed, _settings(epochs=2.0, skip_rows=3)) for r in batch]
     assert len(order) == len(later) == 2 * len(packed) and later[: len(order) - 3] == order[3:]

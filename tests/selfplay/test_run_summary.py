@@ -51,9 +51,12 @@ def test_a_delta_whose_interval_includes_zero_is_printed_as_null():
     ev = summary["evaluation"]
     null = {"mean": 0.004, "lo": -0.02, "hi": 0.03, "n": 1000}
     worse = {"mean": -0.05, "lo": -0.08, "hi": -0.02, "n": 1000}
+    few = {"mean": 0.004, "lo": 0.001, "hi": 0.008, "n": 1000}  # 4 tasks gained, none lost: the bootstrap misses 0, McNemar does not
     mc = {"candidate_only": 30, "base_only": 26, "n": 1000, "p_value": 0.69}
-    ev["comparisons"] = {name: {"n": 1000, "success_delta": d, "reward_delta": d, "steps_delta": d, "tool_calls_delta": d, "mcnemar": mc}
-                         for name, d in (("final vs control", null), ("final vs warm_start", worse))}
+    ev["comparisons"] = {name: {"n": 1000, "success_delta": d, "reward_delta": d, "steps_delta": d, "tool_calls_delta": d,
+                                "mcnemar": {**mc, "p_value": p}}
+                         for name, d, p in (("final vs control", null, 0.69), ("final vs warm_start", worse, 1e-4),
+                                            ("final vs untrained", few, 0.125))}
     est = {"mean": 0.3, "lo": 0.27, "hi": 0.33, "n": 700}
     ev["easy_medium"] = {"difficulties": ["easy", "medium"], "n_tasks": 700, "success": {"final": est},
                          "comparisons": {"final vs control": ev["comparisons"]["final vs control"]}}
@@ -62,6 +65,7 @@ def test_a_delta_whose_interval_includes_zero_is_printed_as_null():
     text = format_summary(summary)
     assert "final vs control: success +0.4 pts [-2.0, +3.0] (paired, n=1000): null (the interval includes 0), McNemar p=0.69" in text
     assert "final vs warm_start: success -5.0 pts [-8.0, -2.0] (paired, n=1000): worse" in text
+    assert "final vs untrained: success +0.4 pts [+0.1, +0.8] (paired, n=1000): null (McNemar p >= 0.05), McNemar p=0.125" in text
     assert "easy + medium tasks only (n=700): final 30.0% [27.0, 33.0]" in text
     assert "easy + medium final vs control: success +0.4 pts" in text
     assert "success by difficulty: easy n=700, hard n=300" in text and "easy 30.0% [27.0, 33.0]  hard 10.0% [7.0, 14.0]" in text

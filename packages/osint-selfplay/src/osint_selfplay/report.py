@@ -26,6 +26,8 @@ def _round_lines(rnd: dict[str, Any]) -> list[str]:
         + (f", {mix['unsolvable_under_budget']} dropped: not solvable under the episode's budgets" if mix.get("unsolvable_under_budget") else "")
         + "); "
         f"answerer reward {_num(a.get('reward_first'))} -> {_num(a.get('reward_last'))}"
+        + (f" (groups with zero reward variance: {_pct(a['frac_reward_zero_std_mean'])})"
+           if a.get("frac_reward_zero_std_mean") is not None else "")
     ]
     if a.get("rollouts"):
         ro = a["rollouts"]
@@ -85,7 +87,7 @@ RUN_MODELS = ("untrained", "warm_start", "final", "control")
 
 def _comparison_lines(comparisons: dict[str, Any], where: str, prefix: str, strongest: str | None = None) -> list[str]:
     """Paired deltas (against a scripted baseline: only the strongest; the report has them all); one
-    whose interval includes 0 is printed as a null result."""
+    whose interval includes 0, or whose McNemar p is 0.05 or more, is printed as a null result."""
     lines = []
     for name, c in comparisons.items():
         base = name.rsplit(" vs ", 1)[-1]
@@ -96,7 +98,14 @@ def _comparison_lines(comparisons: dict[str, Any], where: str, prefix: str, stro
             lines.append(f"  {prefix}{name}: no paired task")
             continue
         d = p.success_delta
-        verdict = "null (the interval includes 0)" if d.lo <= 0 <= d.hi else ("better" if d.lo > 0 else "worse")
+        # a difference needs both the paired bootstrap interval off 0 and McNemar's exact test at 5%
+        # (with a handful of discordant tasks the bootstrap interval alone can miss 0 by chance)
+        if d.lo <= 0 <= d.hi:
+            verdict = "null (the interval includes 0)"
+        elif p.mcnemar.p_value >= 0.05:
+            verdict = "null (McNemar p >= 0.05)"
+        else:
+            verdict = "better" if d.lo > 0 else "worse"
         lines.append(f"  {prefix}{name}: success {d.fmt(pct=True, signed=True, show_n=False)} (paired, n={p.n}): {verdict}, "
                      f"McNemar p={p.mcnemar.p_value:.3g}; reward {p.reward_delta.fmt(signed=True, show_n=False)}")
     return lines
@@ -120,8 +129,10 @@ def _sft_line(label: str, m: dict[str, Any]) -> str:
     if m.get("dry_run"):
         return f"{label}: dry run (no training)"
     counts = m.get("demonstration_counts") or {}
-    demos = (f"{m.get('examples')} demonstrations" + (f" ({counts['episodes']} oracle episodes, {counts['incorrect']} incorrect and "
-             f"{counts['unseen_ids']} using unseen ids dropped)" if counts else ""))
+    kept = counts["episodes"] - counts["incorrect"] - counts["unseen_ids"] if counts else 0
+    demos = (f"{m.get('examples')} demonstrations" + (f" ({kept} investigator episodes of {counts['episodes']} oracle runs: "
+             f"{counts['incorrect']} incorrect and {counts['unseen_ids']} using unseen ids dropped; the rest generator "
+             "proposals)" if counts else ""))
     speed = f", {m['tokens_per_second']:.0f} tokens/s" if m.get("tokens_per_second") else ""
     budget = f" of a {m['budget_seconds']:.0f} s budget" if m.get("budget_seconds") is not None else ""
     return (f"{label}: {demos}; {m.get('steps')} steps, {_num(m.get('epochs_done'))} epochs in {_num(m.get('seconds'))} s{budget}"
