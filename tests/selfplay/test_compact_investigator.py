@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from osint_gym import chat
 from osint_gym.compact import parse_compact
 from osint_gym.tasks import verified
@@ -54,3 +56,35 @@ def test_round_rows_are_verified_under_the_compact_budget(tmp_path):
 
         t = Task.from_dict(task)
         assert verified(world, t, budgets) is t  # the stamp covers the served budgets: nothing re-verified
+
+
+def test_the_main_jobs_shape_runs_end_to_end_with_its_control(tmp_path):
+    """A micro version of configs/selfplay/tiny-cpu.toml: packed warm start on demonstrator episodes,
+    one round with the env in the loop, the equal-compute control, the paired multi-turn evaluation."""
+    from osint_selfplay.loop import SelfPlayRun
+
+    cfg = load_config(None, micro_overrides(tmp_path / "run", **{
+        "answerer.mode": "'multi_turn'", "answerer.max_turns": 6, "answerer.max_observation_chars": 4000,
+        "answerer.observation_format": "'compact'", "answerer.action_format": "'short'", "answerer.tasks_per_round": 8,
+        "warm_start.answerer_examples": 24, "warm_start.packing": "true", "warm_start.control": "true",
+        "warm_start.max_length": 768, "warm_start.batch_size": 2, "grpo_answerer.max_completion_length": 64,
+        "grpo_answerer.per_device_train_batch_size": 4, "grpo_answerer.num_generations": 2, "eval.max_new_tokens": 24,
+        "eval.difficulties": "[]", "eval.limit": 6, "model_topology": "'shared'"}))
+    summary = SelfPlayRun(cfg).run()
+    ws, control = summary["warm_start"], summary["control"]
+    counts = ws["demonstration_counts"]
+    assert counts["episodes"] == 24 and counts["unseen_ids"] == 0 and counts["incorrect"] <= 2  # a 6-step budget cuts a rare one
+    assert ws["examples"] == 24 - counts["incorrect"] + cfg.warm_start.generator_examples
+    assert ws["packed_rows"] > 0 and ws["steps"] > 0 and ws["stopped_by"] == "epochs"
+    rounds_seconds = sum(p["wall_seconds"] for p in summary["rounds"][0].values() if isinstance(p, dict))
+    assert control["budget_seconds"] == pytest.approx(rounds_seconds) and control["stopped_by"] == "max_seconds"
+    assert control["model"].endswith("control/final_model")
+    ev = summary["evaluation"]
+    assert {"untrained", "warm_start", "final", "control", "oracle", "naive-search"} <= set(ev["headline"])
+    assert {"final vs control", "final vs warm_start", "control vs warm_start"} <= set(ev["comparisons"])
+    assert set(ev["by_difficulty"]["final"]) <= {"easy", "medium", "hard"} and ev["easy_medium"]["difficulties"] == ["easy", "medium"]
+    assert all(h["success"]["n"] == 6 for h in ev["headline"].values())
+    from osint_selfplay.report import format_summary
+
+    text = format_summary(summary)
+    assert "equal-compute control:" in text and "final vs control: success" in text and "strongest scripted baseline" in text
