@@ -24,7 +24,7 @@ from typing import Any
 from osint_eval.errors import EvalError
 
 TINY_PREFIX = "tiny:"
-CORPUS_VERSION = "10"  # bump when the tokenizer corpus changes, to invalidate caches
+CORPUS_VERSION = "11"  # bump when the tokenizer corpus changes, to invalidate caches
 # Every entity id of a default-sized world gets a token of its own: a model then copies an answer
 # from its context as one token instead of spelling it (ids beyond these ranges still tokenize, by BPE).
 ID_TOKENS = {"person": 300, "account": 600, "org": 40, "loc": 20, "event": 60, "thread": 80}
@@ -143,8 +143,10 @@ def _train_tokenizer(vocab: int) -> Any:
         padding_side="left", model_max_length=4096,
     )
     # each id twice: with its leading space (how questions, compact observations and short actions
-    # write it: one token, as the notes on tiny models advise) and bare (inside JSON strings)
-    fast.add_tokens([AddedToken(f"{space}{prefix}_{i}", single_word=True, lstrip=False, rstrip=False, normalized=False)
+    # write it: one token, as the notes on tiny models advise) and bare (inside JSON strings). The
+    # spaced form is not `single_word`: that check looks at the character before the space, so the
+    # second id of " person_14 person_16" would not match (the longest match keeps person_160 whole).
+    fast.add_tokens([AddedToken(f"{space}{prefix}_{i}", single_word=not space, lstrip=False, rstrip=False, normalized=False)
                      for prefix, n in ID_TOKENS.items() for i in range(n) for space in (" ", "")])
     fast.chat_template = CHAT_TEMPLATE
     return fast
