@@ -41,7 +41,7 @@ def packed(path: str, rows: list[dict], steps: int, max_length: int) -> dict:
     p = sft.pack(sft.tokenize(tok, [r["messages"] for r in rows]), max_length)
     real = sum(len(ids) for ids in p.input_ids)
     rows_per_step = max(1, 4096 // max_length)
-    s = sft.SFTSettings(learning_rate=2e-3, batch_size=rows_per_step, max_length=max_length,
+    s = sft.SFTSettings(learning_rate=2e-3, batch_size=rows_per_step,
                         epochs=steps * rows_per_step / len(p), warmup_steps=5)
     t0 = time.perf_counter()
     out = sft.train_packed(model, p, s, pad_id=tok.pad_token_id)

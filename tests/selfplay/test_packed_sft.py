@@ -64,7 +64,7 @@ def test_packed_conversations_do_not_attend_to_each_other(tokenizer, tiny_path):
 
 
 def _settings(**kw):
-    return sft.SFTSettings(**{"learning_rate": 5e-3, "batch_size": 2, "max_length": 256, "warmup_steps": 2, "logging_steps": 2,
+    return sft.SFTSettings(**{"learning_rate": 5e-3, "batch_size": 2, "warmup_steps": 2, "logging_steps": 2,
                               **kw})
 
 

@@ -22,6 +22,7 @@ import re
 import urllib.error
 import urllib.request
 from abc import ABC, abstractmethod
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
@@ -29,12 +30,12 @@ from typing import Any
 from osint_eval.errors import EvalError
 from osint_gym import chat
 from osint_gym.agents import OracleAgent
-from osint_gym.schema import ID_PREFIX, EntityType
+from osint_gym.schema import ID_PATTERN, ID_PREFIX, EntityType
 from osint_gym.single_turn import Context, random_guess
 from osint_gym.tasks import DEFAULT_BUDGETS, Task, run_oracle
 from osint_gym.world import World
 
-_ID = re.compile(r"\b(?:person|account|org|loc|event|post|thread)_\d+\b")
+_ID = re.compile(ID_PATTERN)
 _HANDLE = re.compile(r"@[A-Za-z0-9_.]+[A-Za-z0-9_]")
 
 
@@ -55,6 +56,9 @@ class PolicyInput:
 class Policy(ABC):
     name: str = "policy"
     is_model: bool = False
+    # per completion of the last act(): True where a model's turn hit its token limit without ending
+    # (the multi-turn runner then ends that episode unanswered); scripted policies never set it
+    last_unfinished: Sequence[bool] = ()
 
     @abstractmethod
     def act(self, batch: list[PolicyInput]) -> list[str]:

@@ -99,7 +99,7 @@ class _PolicyAgent:
         actions: list[str | None] = list(self.policy.act(batch))
         # the per-turn token budget: a model turn that did not end within the policy's max_new_tokens
         # ends its episode (the env scores it as its own truncation), as the token budget does in training
-        unfinished = getattr(self.policy, "last_unfinished", None) or []
+        unfinished = getattr(self.policy, "last_unfinished", ())  # duck-typed policies may not have it
         if len(unfinished) == len(actions):
             actions = [None if cut else a for a, cut in zip(actions, unfinished)]
         for (i, _), action in zip(pending, actions):

@@ -27,7 +27,7 @@ from osint_gym.compact import CompactError, parse_compact
 from osint_gym.env import OSINTEnv
 from osint_gym.episode import EpisodeRecord
 from osint_gym.errors import ConfigError
-from osint_gym.schema import Edge
+from osint_gym.schema import ID_PATTERN, Edge
 from osint_gym.tasks.oracle import Call, Plan, oracle_plan
 
 
@@ -229,7 +229,7 @@ class OracleAgent:
 
 
 _UNREAD = object()
-_ID = re.compile(r"\b(?:person|account|org|loc|event|thread|post)_\d+\b")
+_ID = re.compile(ID_PATTERN)
 
 
 def unseen_ids(record: EpisodeRecord) -> list[str]:

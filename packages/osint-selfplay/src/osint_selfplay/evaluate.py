@@ -77,6 +77,7 @@ def episode_kwargs(a: Any, batch_size: int) -> dict[str, Any]:
 
 
 TRAINED = ("warm_start", "final", "control")
+RUN_MODELS = ("untrained", *TRAINED)  # the run's own models; every other evaluated policy is scripted
 
 
 def _pairs(names: list[str], baselines: list[str]) -> list[tuple[str, str]]:

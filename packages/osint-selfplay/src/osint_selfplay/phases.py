@@ -144,17 +144,16 @@ def run_sft(model_path: str, rows: list[dict[str, Any]], cfg: RunConfig, out: Pa
 def _run_packed_sft(model_path: str, rows: list[dict[str, Any]], cfg: RunConfig, out: Path, card: dict[str, Any], *,
                     max_seconds: float | None, skip_rows: int) -> dict[str, Any]:
     import torch
-    from transformers import AutoModelForCausalLM, AutoTokenizer
 
+    from osint_eval.modeling import load_model_and_tokenizer
     from osint_selfplay import sft
     from osint_selfplay.data import as_messages
 
     if int(os.environ.get("WORLD_SIZE", "1")) > 1:
         raise ConfigError("warm_start.packing trains in one process; under accelerate launch set warm_start.packing = false")
     ws = cfg.warm_start
-    tokenizer = AutoTokenizer.from_pretrained(model_path)
-    dtype = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}.get(cfg.model.dtype, "auto")
-    model = AutoModelForCausalLM.from_pretrained(model_path, dtype=dtype)
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    model, tokenizer = load_model_and_tokenizer(model_path, dtype=cfg.model.dtype, device=device)
     if cfg.tuning_mode == "lora":
         from peft import get_peft_model
 
@@ -162,14 +161,12 @@ def _run_packed_sft(model_path: str, rows: list[dict[str, Any]], cfg: RunConfig,
     t0 = time.perf_counter()
     packed = sft.pack(sft.tokenize(tokenizer, [r["messages"] for r in as_messages(rows)]), ws.max_length)
     tokenize_seconds = time.perf_counter() - t0
-    settings = sft.SFTSettings(learning_rate=ws.learning_rate, batch_size=ws.batch_size, max_length=ws.max_length,
+    settings = sft.SFTSettings(learning_rate=ws.learning_rate, batch_size=ws.batch_size,
                                epochs=ws.epochs if max_seconds is None else None, seed=cfg.seed,
                                warmup_steps=ws.warmup_steps if not skip_rows else min(10, ws.warmup_steps),  # a fresh optimizer: a short warm-up
                                max_seconds=max_seconds if max_seconds is not None else (ws.max_seconds or None),
                                skip_rows=skip_rows)
-    result = sft.train_packed(model, packed, settings, pad_id=tokenizer.pad_token_id or 0,
-                              device="cuda" if torch.cuda.is_available() else "cpu",
-                              desc=str(card["role"]))
+    result = sft.train_packed(model, packed, settings, pad_id=tokenizer.pad_token_id, device=device, desc=str(card["role"]))
     logs = result.pop("log")
     metrics = {"examples": len(rows), "packed_rows": len(packed), "dropped_too_long": packed.dropped_too_long,
                "trained_tokens_per_epoch": packed.trained_tokens, "tokenize_seconds": tokenize_seconds, **result}

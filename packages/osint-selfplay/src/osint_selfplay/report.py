@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from osint_eval.schema import Estimate, PairedBlock
+from osint_selfplay.evaluate import RUN_MODELS
 
 
 def _est(d: dict[str, Any] | None, where: str, pct: bool = True) -> str:
@@ -80,9 +81,6 @@ def _difficulty_lines(ev: dict[str, Any]) -> list[str]:
         lines.append(f"    {name:<{max(14, len(name) + 2)}}" + "  ".join(f"{d} {_est(m[d], f'summary.evaluation.by_difficulty.{name}.{d}')}"
                                                     for d in diffs if d in m))
     return lines
-
-
-RUN_MODELS = ("untrained", "warm_start", "final", "control")
 
 
 def _comparison_lines(comparisons: dict[str, Any], where: str, prefix: str, strongest: str | None = None) -> list[str]:

@@ -107,7 +107,6 @@ def _batch(packed: Packed, rows: list[int], pad_id: int) -> dict[str, Any]:
 class SFTSettings:
     learning_rate: float
     batch_size: int  # packed rows per optimizer step
-    max_length: int
     epochs: float | None = 1.0  # None: until max_seconds
     warmup_steps: int = 50
     weight_decay: float = 0.01
