@@ -75,6 +75,23 @@ def test_a_turn_over_the_token_budget_ends_the_episode_unanswered(dev):
     assert [(r.end, r.steps) for r in never] == [("step_budget", 5)] * 2
 
 
+def test_a_bare_prompt_shows_the_policy_the_question_alone(dev):
+    class Recording(_Scripted):
+        def act(self, batch):
+            self.seen = [b.messages for b in batch]
+            return super().act(batch)
+
+    for bare in (False, True):
+        policy = Recording("answer person_0", set())
+        run_multi_turn(policy, dev.world, dev.tasks[:2], max_steps=3, observation_format="compact", action_format="short",
+                       bare_prompt=bare)
+        first = [conv[0] for conv in policy.seen]
+        if bare:
+            assert [conv for conv in policy.seen] == [[{"role": "user", "content": t.question}] for t in dev.tasks[:2]]
+        else:
+            assert [m["role"] for m in first] == ["system"] * 2 and all("\ntools " in conv[1]["content"] for conv in policy.seen)
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

@@ -260,3 +260,25 @@ def test_no_leak_in_the_compact_rendering_before_answering():
             if terminated or truncated:
                 break
     assert checked >= 1500
+
+
+@pytest.mark.parametrize("observation_format", ["json", "compact"])
+def test_without_the_tool_description_the_reset_observation_is_the_question(observation_format):
+    from osint_gym.env import OSINTEnv
+
+    full = OSINTEnv(seed=0, observation_format=observation_format)
+    bare = OSINTEnv(seed=0, observation_format=observation_format, describe_tools=False)
+    obs_full, info_full = full.reset(seed=3)
+    obs_bare, info_bare = bare.reset(seed=3)
+    assert obs_bare == bare.task.question == full.task.question
+    assert obs_full.startswith(obs_bare + "\n") and "get_profile" in obs_full and "get_profile" not in obs_bare
+    assert info_bare["tools"] == info_full["tools"]  # the schemas stay in the info for agents that want them
+    assert bare.step("get_profile " + bare.task.question.split()[-1])[0] == full.step("get_profile " + full.task.question.split()[-1])[0]
+
+
+def test_describe_tools_must_be_a_bool():
+    from osint_gym.env import OSINTEnv
+    from osint_gym.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="describe_tools must be true or false"):
+        OSINTEnv(seed=0, describe_tools="no")

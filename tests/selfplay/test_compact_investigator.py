@@ -58,6 +58,24 @@ def test_round_rows_are_verified_under_the_compact_budget(tmp_path):
         assert verified(world, t, budgets) is t  # the stamp covers the served budgets: nothing re-verified
 
 
+def test_a_bare_prompt_is_the_question_alone_in_demonstrations_and_round_rows(tmp_path):
+    from osint_gym.tasks import Task
+
+    cfg = load_config(None, micro_overrides(tmp_path, **{
+        "answerer.mode": "'multi_turn'", "answerer.max_observation_chars": 1200, "answerer.observation_format": "'compact'",
+        "answerer.action_format": "'short'", "answerer.bare_prompt": "true", "answerer.tasks_per_round": 6,
+        "answerer.generated_share": 0.0, "warm_start.answerer_examples": 8}))
+    pool = WorldPool(cfg.train_worlds, cfg.seed)
+    demos, counts = data.sft_multi_turn_rows(pool, cfg)
+    rows, _ = data.mix_answerer_rows(pool, cfg, [], 0)
+    assert len(demos) >= 6 and len(rows) >= 5
+    for msgs in [d["messages"] for d in demos] + [r["prompt"] for r in rows]:
+        assert msgs[0]["role"] == "user" and "\n" not in msgs[0]["content"] and "get_profile(" not in msgs[0]["content"]
+        assert all(m["role"] != "system" for m in msgs)
+    for row in rows:
+        assert row["prompt"] == [{"role": "user", "content": Task.from_dict(json.loads(row["task"])).question}]
+
+
 def test_the_main_jobs_shape_runs_end_to_end_with_its_control(tmp_path):
     """A micro version of configs/selfplay/tiny-cpu.toml: packed warm start on demonstrator episodes,
     one round with the env in the loop, the equal-compute control, the paired multi-turn evaluation."""
@@ -65,7 +83,7 @@ def test_the_main_jobs_shape_runs_end_to_end_with_its_control(tmp_path):
 
     cfg = load_config(None, micro_overrides(tmp_path / "run", **{
         "answerer.mode": "'multi_turn'", "answerer.max_turns": 6, "answerer.max_observation_chars": 4000,
-        "answerer.observation_format": "'compact'", "answerer.action_format": "'short'", "answerer.tasks_per_round": 8,
+        "answerer.observation_format": "'compact'", "answerer.action_format": "'short'", "answerer.tasks_per_round": 8, "answerer.bare_prompt": "true",
         "warm_start.answerer_examples": 24, "warm_start.packing": "true", "warm_start.control": "true",
         "warm_start.max_length": 768, "warm_start.batch_size": 2, "grpo_answerer.max_completion_length": 64,
         "grpo_answerer.per_device_train_batch_size": 4, "grpo_answerer.num_generations": 2, "eval.max_new_tokens": 24,

@@ -63,6 +63,23 @@ def test_packed_conversations_do_not_attend_to_each_other(tokenizer, tiny_path):
     assert torch.allclose(together[first_len:], alone[1], atol=1e-4)  # would differ if it saw the first conversation
 
 
+def test_the_loss_on_labelled_positions_equals_the_full_forward_and_its_gradients(tokenizer, tiny_path):
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    model = AutoModelForCausalLM.from_pretrained(tiny_path)
+    packed = sft.pack(sft.tokenize(tokenizer, CONVERSATIONS * 3), 200)
+    batch = sft._batch(packed, list(range(len(packed))), tokenizer.pad_token_id)
+    full = model(**batch, use_cache=False).loss
+    full.backward()
+    full_grads = [p.grad.clone() for p in model.parameters()]
+    model.zero_grad()
+    fast = sft._loss(model, batch)
+    fast.backward()
+    assert fast.item() == pytest.approx(full.item(), rel=1e-5) and full.item() > 1.0
+    assert all(torch.allclose(a, p.grad, atol=1e-6) for a, p in zip(full_grads, model.parameters()))
+
+
 def _settings(**kw):
     return sft.SFTSettings(**{"learning_rate": 5e-3, "batch_size": 2, "warmup_steps": 2, "logging_steps": 2,
                               **kw})

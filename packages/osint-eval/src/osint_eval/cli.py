@@ -30,6 +30,9 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--observation-format", choices=["json", "compact"], default="json", help="multi-turn: the env's observations")
     p.add_argument("--action-format", choices=["json", "short"], default="json",
                    help="multi-turn: the action syntax the system prompt asks for (the env accepts both)")
+    p.add_argument("--bare-prompt", action="store_true",
+                   help="multi-turn: no system message, and the reset observation is the question alone "
+                        "(a model trained with osint-selfplay's answerer.bare_prompt)")
     p.add_argument("--batch-size", type=int, default=32, help="episodes whose turns are generated together")
     p.add_argument("--max-new-tokens", type=int, help="tokens per model turn (default 16 single-turn, 96 multi-turn)")
     p.add_argument("--temperature", type=float, default=0.0, help="0 = greedy (default)")
@@ -117,7 +120,7 @@ def _evaluate(args: argparse.Namespace, specs: dict[str, str], comparisons: list
     else:
         run_kwargs.update(max_steps=args.max_steps, max_parallel_calls=args.max_parallel_calls,
                           max_observation_chars=args.max_observation_chars, observation_format=args.observation_format,
-                          action_format=args.action_format)
+                          action_format=args.action_format, bare_prompt=args.bare_prompt)
     config = {k: v for k, v in vars(args).items() if k != "command"} | {"policies": specs}
     report = evaluate(policies, taskset, mode=args.mode, seed=args.seed, comparisons=comparisons, config=config,
                       progress=not args.no_progress, **run_kwargs)

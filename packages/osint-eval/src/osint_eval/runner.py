@@ -74,9 +74,9 @@ class _PolicyAgent:
     template's tool-call format (`osint_gym.chat`), the others the plain JSON-action format."""
 
     def __init__(self, policy: Policy, world: World, tasks: list[Task], offset: int, full_schemas: bool,
-                 short: bool = False) -> None:
+                 short: bool = False, system: bool = True) -> None:
         self.policy, self.world, self.tasks, self.offset, self.full_schemas = policy, world, tasks, offset, full_schemas
-        self.short = short
+        self.short, self.system = short, system
         self.native = bool(getattr(policy, "native_tools", False))
         self.convs: dict[int, list[dict[str, Any]]] = {}
         self.seen: dict[int, list[str]] = {}
@@ -85,7 +85,7 @@ class _PolicyAgent:
 
     def reset(self, index: int, env: OSINTEnv, observation: str, info: dict[str, Any]) -> None:
         self.convs[index] = chat.start_messages(observation, info["tools"] if self.full_schemas else None, native=self.native,
-                                                short=self.short)
+                                                short=self.short, system=self.system)
         self.seen[index], self.envs[index], self.turn[index] = [observation], env, 0
 
     def act(self, pending: list[tuple[int, str]]) -> list[str | None]:
@@ -113,17 +113,19 @@ def run_multi_turn(policy: Policy, world: World, tasks: list[Task], *, max_steps
                    max_parallel_calls: int = DEFAULT_BUDGETS.max_parallel_calls,
                    max_observation_chars: int = DEFAULT_BUDGETS.max_observation_chars, observation_format: str = "json",
                    action_format: str = "json", batch_size: int = 16, full_schemas: bool = False,
-                   progress: Any = None) -> list[EpisodeResult]:
+                   bare_prompt: bool = False, progress: Any = None) -> list[EpisodeResult]:
     """Episodes in OSINT-v0 until the policy answers or the step budget ends, through osint-gym's one
     episode loop; turns of up to ``batch_size`` episodes are generated together. The budgets and the
     observation format are the env's; ``action_format="short"`` tells the policy (in the system
-    prompt) to use the short action syntax, which the env accepts in any case."""
+    prompt) to use the short action syntax, which the env accepts in any case. ``bare_prompt``: no
+    system message and a reset observation of the question alone (``describe_tools=False``), the
+    format of a model trained from scratch on it (osint-selfplay's ``answerer.bare_prompt``)."""
     results: list[EpisodeResult] = []
     for start in range(0, len(tasks), batch_size):
         chunk = tasks[start : start + batch_size]
         envs = [OSINTEnv(world=world, tasks=[t], max_steps=max_steps, max_parallel_calls=max_parallel_calls,
-                         max_observation_chars=max_observation_chars, observation_format=observation_format) for t in chunk]
-        agent = _PolicyAgent(policy, world, chunk, start, full_schemas, short=action_format == "short")
+                         max_observation_chars=max_observation_chars, observation_format=observation_format, describe_tools=not bare_prompt) for t in chunk]
+        agent = _PolicyAgent(policy, world, chunk, start, full_schemas, short=action_format == "short", system=not bare_prompt)
         records = run_episodes(envs, agent, seeds=[0] * len(envs), options=[{"task_index": 0}] * len(envs))
         results += [_episode(r) for r in records]
         if progress is not None:

@@ -68,11 +68,13 @@ def system_message(schemas: list[dict[str, Any]] | None = None, *, native: bool 
 
 
 def start_messages(first_observation: str, schemas: list[dict[str, Any]] | None = None, *,
-                   native: bool = False, short: bool = False) -> list[dict[str, Any]]:
-    """The conversation at reset: the system prompt and the question (with the tool list).
-    ``schemas`` are written into the plain system prompt; a native template gets them through
-    `template_kwargs` instead."""
-    return [system_message(schemas, native=native, short=short), {"role": "user", "content": first_observation}]
+                   native: bool = False, short: bool = False, system: bool = True) -> list[dict[str, Any]]:
+    """The conversation at reset: the system prompt and the question (with the tool list, unless the
+    env was built with ``describe_tools=False``). ``schemas`` are written into the plain system
+    prompt; a native template gets them through `template_kwargs` instead. ``system=False`` leaves
+    the system message out (the bare prompt of a model trained from scratch on this format)."""
+    head = [system_message(schemas, native=native, short=short)] if system else []
+    return head + [{"role": "user", "content": first_observation}]
 
 
 def observation_message(observation: str) -> dict[str, str]:
@@ -104,13 +106,13 @@ def result_messages(observation: str, turn: Mapping[str, Any], *, native: bool =
 
 def episode_messages(first_observation: str, actions: list[str], observations: list[str], *,
                      schemas: list[dict[str, Any]] | None = None, native: bool = False,
-                     short: bool = False) -> list[dict[str, Any]]:
+                     short: bool = False, system: bool = True) -> list[dict[str, Any]]:
     """A whole episode as a conversation: the start, then each action and the observation it got
     (``observations`` may be one shorter than ``actions``: the last action's observation is left out)."""
     if len(observations) not in (len(actions), len(actions) - 1):
         raise ValueError(f"episode_messages: {len(actions)} actions need {len(actions)} or {len(actions) - 1} observations, "
                          f"got {len(observations)}")
-    messages = start_messages(first_observation, None if native else schemas, native=native, short=short)
+    messages = start_messages(first_observation, None if native else schemas, native=native, short=short, system=system)
     for k, action in enumerate(actions):
         turn = assistant_message(action, native=native)
         messages.append(turn)

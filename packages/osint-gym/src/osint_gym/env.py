@@ -55,7 +55,9 @@ World, e.g. a loaded MetaQA graph), ``tasks`` (fixed task list), ``benchmark`` (
 ``difficulty``, ``family``, ``task_seed``, ``max_steps`` (24), ``max_parallel_calls`` (4),
 ``reward_config``, ``max_observation_chars`` (16384; a longer observation loses the last items of
 its longest lists and says so in ``"truncated"``, staying valid JSON; a compact one loses whole
-trailing record lines and ends with a ``truncated:`` line), ``observation_format`` ("json" or
+trailing record lines and ends with a ``truncated:`` line), ``describe_tools`` (default true: the
+reset observation states the budgets and lists the tools; false: it is the question alone, for a
+model trained on this env, which needs no description), ``observation_format`` ("json" or
 "compact"; part of the budgets a task is verified under), ``render_mode`` ("ansi").
 Given tasks are verified under the env's observation budget (and step / parallel-call budgets no
 smaller than the defaults: a tighter step budget is a harder evaluation of a valid task) unless
@@ -135,6 +137,7 @@ class OSINTEnv(gym.Env[str, str]):
         reward_config: RewardConfig | dict[str, Any] | None = None,
         max_observation_chars: int = DEFAULT_BUDGETS.max_observation_chars,
         observation_format: str = DEFAULT_BUDGETS.observation_format,
+        describe_tools: bool = True,
     ) -> None:
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ConfigError(f"render_mode must be one of {self.metadata['render_modes']} or None, got {render_mode!r}")
@@ -145,6 +148,9 @@ class OSINTEnv(gym.Env[str, str]):
         self.render_mode = render_mode
         self.budgets = Budgets(max_steps, max_parallel_calls, max_observation_chars, observation_format)
         self.observation_format = observation_format
+        if not isinstance(describe_tools, bool):
+            raise ConfigError(f"describe_tools must be true or false, got {describe_tools!r}")
+        self.describe_tools = describe_tools
         self.max_steps, self.max_parallel_calls, self.max_observation_chars = max_steps, max_parallel_calls, max_observation_chars
         self.reward_config = RewardConfig.from_dict(reward_config) if isinstance(reward_config, dict) else (reward_config or RewardConfig())
         self.difficulty, self.family = difficulty, family
@@ -231,7 +237,7 @@ class OSINTEnv(gym.Env[str, str]):
         self._turns: list[Turn] = []
         self._end = "running"
         text = reset_text(self.observation_format, self.task.question, self.max_steps, self.max_parallel_calls,
-                          self.schemas, self._tool_help)
+                          self.schemas, self._tool_help) if self.describe_tools else self.task.question
         self._first = fit_text(text, self.max_observation_chars)
         info = self._info(
             task_id=self.task.task_id, family=self.task.family, difficulty=self.task.difficulty,

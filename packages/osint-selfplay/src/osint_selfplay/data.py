@@ -138,7 +138,7 @@ def multi_turn_rows(pool: WorldPool, cfg: RunConfig, items: list[tuple[World, Ta
             dropped += 1
             continue
         prompt = episode_prompt(pool, task, cast(int, world.seed), a.max_turns, a.max_parallel_calls, a.max_observation_chars,
-                                observation_format=a.observation_format, short=a.action_format == "short")
+                                observation_format=a.observation_format, short=a.action_format == "short", bare=a.bare_prompt)
         key = prompt_key(prompt)
         if key in seen:
             continue
@@ -162,7 +162,7 @@ def sft_multi_turn_rows(pool: WorldPool, cfg: RunConfig) -> tuple[list[dict[str,
     counts = {"episodes": 0, "incorrect": 0, "unseen_ids": 0}
     for world, task in seed_tasks(pool, cfg, cfg.warm_start.answerer_examples, 0, streams.WARM_START):
         env = episode_env(pool, task, cast(int, world.seed), a.max_turns, a.max_parallel_calls, a.max_observation_chars,
-                          observation_format=a.observation_format)
+                          observation_format=a.observation_format, bare=a.bare_prompt)
         record = run_episode(env, OracleAgent(action_format=a.action_format, names_first=True), seed=0,
                              options={"task_index": 0})
         counts["episodes"] += 1
@@ -174,5 +174,6 @@ def sft_multi_turn_rows(pool: WorldPool, cfg: RunConfig) -> tuple[list[dict[str,
             continue
         turns = record.turns  # the plain format (see osint_gym.chat; the last observation is not shown)
         rows.append({"messages": chat.episode_messages(record.first_observation, [t.action for t in turns],
-                                                       [t.observation for t in turns[:-1]], short=a.action_format == "short")})
+                                                       [t.observation for t in turns[:-1]], short=a.action_format == "short",
+                                                       system=not a.bare_prompt)})
     return rows, counts

@@ -72,7 +72,7 @@ def episode_kwargs(a: Any, batch_size: int) -> dict[str, Any]:
     if a.mode == "multi_turn":
         return {"max_steps": a.max_turns, "max_parallel_calls": a.max_parallel_calls, "batch_size": batch_size,
                 "max_observation_chars": a.max_observation_chars, "observation_format": a.observation_format,
-                "action_format": a.action_format}
+                "action_format": a.action_format, "bare_prompt": a.bare_prompt}
     return {"context_mode": a.context_mode, "n_distractors": a.n_distractors, "decoys": a.decoys, "batch_size": batch_size}
 
 

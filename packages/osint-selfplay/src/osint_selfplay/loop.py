@@ -250,7 +250,8 @@ class SelfPlayRun:
 
                 a = cfg.answerer
                 rollout = MultiTurnRollout(self.pool, rows, max_turns=a.max_turns, max_parallel_calls=a.max_parallel_calls,
-                                           max_observation_chars=a.max_observation_chars, observation_format=a.observation_format)
+                                           max_observation_chars=a.max_observation_chars, observation_format=a.observation_format,
+                                           bare=a.bare_prompt)
                 reward: Any = EpisodeReward(cfg.parl)
             else:
                 reward = AnswererReward(cfg.grpo_answerer.num_generations)

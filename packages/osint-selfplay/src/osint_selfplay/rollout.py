@@ -43,19 +43,21 @@ def prompt_key(prompt: Any) -> str:
 
 
 def episode_env(pool: WorldPool, task: Task, world_seed: int, max_turns: int, max_parallel_calls: int,
-                max_observation_chars: int, *, observation_format: str = "json") -> OSINTEnv:
-    """The env of one multi-turn task (the task is stamped, so building it verifies nothing)."""
+                max_observation_chars: int, *, observation_format: str = "json", bare: bool = False) -> OSINTEnv:
+    """The env of one multi-turn task (the task is stamped, so building it verifies nothing);
+    ``bare``: the reset observation is the question alone (``describe_tools=False``)."""
     return OSINTEnv(world=pool.world(world_seed), tasks=[task], max_steps=max_turns, max_parallel_calls=max_parallel_calls,
-                    max_observation_chars=max_observation_chars, observation_format=observation_format)
+                    max_observation_chars=max_observation_chars, observation_format=observation_format, describe_tools=not bare)
 
 
 def episode_prompt(pool: WorldPool, task: Task, world_seed: int, max_turns: int, max_parallel_calls: int,
-                   max_observation_chars: int, *, observation_format: str = "json", short: bool = False) -> list[dict[str, str]]:
-    """The row prompt of a multi-turn task: the system message and the env's reset observation."""
+                   max_observation_chars: int, *, observation_format: str = "json", short: bool = False,
+                   bare: bool = False) -> list[dict[str, Any]]:
+    """The row prompt of a multi-turn task: the system message (none if ``bare``) and the env's reset observation."""
     env = episode_env(pool, task, world_seed, max_turns, max_parallel_calls, max_observation_chars,
-                      observation_format=observation_format)
+                      observation_format=observation_format, bare=bare)
     obs, _ = env.reset(seed=0, options={"task_index": 0})
-    return chat.start_messages(obs, short=short)
+    return chat.start_messages(obs, short=short, system=not bare)
 
 
 @dataclass
@@ -134,9 +136,9 @@ class MultiTurnRollout:
     """``rollout_func(prompts, trainer) -> dict`` for GRPOTrainer."""
 
     def __init__(self, pool: WorldPool, rows: list[dict[str, Any]], *, max_turns: int, max_parallel_calls: int,
-                 max_observation_chars: int, observation_format: str = "json") -> None:
+                 max_observation_chars: int, observation_format: str = "json", bare: bool = False) -> None:
         self.pool = pool
-        self.observation_format = observation_format
+        self.observation_format, self.bare = observation_format, bare
         self.tasks = {prompt_key(r["prompt"]): (Task.from_dict(json.loads(r["task"])), r["world_seed"]) for r in rows}
         self.max_turns, self.max_parallel_calls, self.max_observation_chars = max_turns, max_parallel_calls, max_observation_chars
         self.stats: list[dict[str, Any]] = []  # one record per rollout, for the run summary
@@ -177,7 +179,7 @@ class MultiTurnRollout:
         for prompt in prompts:
             task, world_seed = self.tasks[prompt_key(prompt)]
             envs.append(episode_env(self.pool, task, world_seed, self.max_turns, self.max_parallel_calls, self.max_observation_chars,
-                                    observation_format=self.observation_format))
+                                    observation_format=self.observation_format, bare=self.bare))
         agent = _TokenAgent(self, trainer, list(prompts))
         # every member of a group starts from the same state: the same task, reset the same way
         records = run_episodes(envs, agent, seeds=[0] * len(envs), options=[{"task_index": 0}] * len(envs))
