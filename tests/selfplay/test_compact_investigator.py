@@ -84,6 +84,7 @@ def test_the_main_jobs_shape_runs_end_to_end_with_its_control(tmp_path):
     cfg = load_config(None, micro_overrides(tmp_path / "run", **{
         "answerer.mode": "'multi_turn'", "answerer.max_turns": 6, "answerer.max_observation_chars": 4000,
         "answerer.observation_format": "'compact'", "answerer.action_format": "'short'", "answerer.tasks_per_round": 8, "answerer.bare_prompt": "true",
+        "canonical_graph_mode": "'choose'", "answerer.frontier": "[0.0, 1.0]", "grpo_generator.max_completion_length": 8,
         "warm_start.answerer_examples": 24, "warm_start.packing": "true", "warm_start.control": "true",
         "warm_start.max_length": 768, "warm_start.batch_size": 2, "grpo_answerer.max_completion_length": 64,
         "grpo_answerer.per_device_train_batch_size": 4, "grpo_answerer.num_generations": 2, "eval.max_new_tokens": 24,
@@ -102,7 +103,18 @@ def test_the_main_jobs_shape_runs_end_to_end_with_its_control(tmp_path):
     assert {"final vs control", "final vs warm_start", "control vs warm_start"} <= set(ev["comparisons"])
     assert set(ev["by_difficulty"]["final"]) <= {"easy", "medium", "hard"} and ev["easy_medium"]["difficulties"] == ["easy", "medium"]
     assert all(h["success"]["n"] == 6 for h in ev["headline"].values())
+    rnd = summary["rounds"][0]
+    sampled, mix = rnd["sampled"], rnd["answerer"]["mix"]
+    assert sampled["proposals"] == 16 and sampled["solve_rate_samples"] == 2
+    assert sum(sampled["reasons"].values()) == 16 and sampled["reasons"].get("ok", 0) == sampled["valid"]
+    tasks = [json.loads(line) for line in (tmp_path / "run" / "round_000" / "sampled" / "tasks.jsonl").read_text().splitlines()]
+    assert len(tasks) == sampled["valid"] and all(t["provenance"]["solve_rate"] in (0.0, 0.5, 1.0) for t in tasks)
+    assert mix["valid_generated"] == sampled["valid"] and mix["outside_frontier"] == 0 and mix["frontier"] == [0.0, 1.0]
+    assert mix["generated"] == min(sampled["valid"], 4) and mix["generated"] + mix["seed"] == 8
+    zero = rnd["answerer"]["zero_variance_by_source"]
+    assert sum(z["groups"] for z in zero.values()) >= 1 and set(zero) <= {"generated", "seed"}
     from osint_selfplay.report import format_summary
 
     text = format_summary(summary)
     assert "equal-compute control:" in text and "final vs control: success" in text and "strongest scripted baseline" in text
+    assert "zero-variance answerer groups:" in text and "frontier band [0.0, 1.0]" in text and "(2 samples each)" in text

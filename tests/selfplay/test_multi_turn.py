@@ -41,7 +41,7 @@ def _trainer(model, rows, rollout, cfg, tmp_path):
     from transformers import AutoTokenizer
     from trl import GRPOTrainer
 
-    return GRPOTrainer(model=model, reward_funcs=[EpisodeReward(cfg.parl)], args=phases.grpo_args(cfg.grpo_answerer, cfg, tmp_path, 0),
+    return GRPOTrainer(model=model, reward_funcs=[EpisodeReward(cfg.parl, cfg.grpo_answerer.num_generations)], args=phases.grpo_args(cfg.grpo_answerer, cfg, tmp_path, 0),
                        train_dataset=Dataset.from_list(rows), processing_class=AutoTokenizer.from_pretrained(model, padding_side="left"),
                        rollout_func=rollout)
 
@@ -104,7 +104,7 @@ def test_multi_turn_grpo_phase_changes_parameters(tmp_path, oracle_tuned):
     a = cfg.answerer
     rollout = MultiTurnRollout(pool, rows, max_turns=a.max_turns, max_parallel_calls=a.max_parallel_calls,
                                max_observation_chars=a.max_observation_chars)
-    m = phases.run_grpo(oracle_tuned, rows, EpisodeReward(cfg.parl), cfg.grpo_answerer, cfg, tmp_path / "p", "answerer", TINY, 0,
+    m = phases.run_grpo(oracle_tuned, rows, EpisodeReward(cfg.parl, cfg.grpo_answerer.num_generations), cfg.grpo_answerer, cfg, tmp_path / "p", "answerer", TINY, 0,
                         rollout_func=rollout)
     assert m["health"]["parameters_changed"] > 0, m
     assert len(rollout.stats) == 2 * 4
@@ -120,15 +120,23 @@ def test_parl_terms_come_from_env_counts_and_anneal_to_zero():
         global_step = 0
 
     cfg = load_config(None, ["parl.lambda_parallel=0.2", "parl.lambda_finish=0.1", "parl.anneal_steps=10"])
-    reward = EpisodeReward(cfg.parl)
+    reward = EpisodeReward(cfg.parl, cfg.grpo_answerer.num_generations)
     kwargs = dict(prompts=[None] * 2, completions=[None] * 2, env_reward=[1.0, 0.5], tool_calls=[4, 2],
                   parallel_calls=[4, 0], useful_parallel_calls=[2, 0])
     state = State()
     assert reward(trainer_state=state, **kwargs) == pytest.approx([1.0 + 0.2 * 1.0 + 0.1 * 0.5, 0.5])
     state.global_step = 10
     assert reward(trainer_state=state, **kwargs) == [1.0, 0.5]  # annealed away: the task reward alone
-    off = EpisodeReward(load_config(None, []).parl)  # off by default
+    off = EpisodeReward(load_config(None, []).parl, 2)  # off by default
     assert off(trainer_state=State(), **kwargs) == [1.0, 0.5]
+
+
+def test_episode_reward_counts_zero_variance_groups_by_task_source():
+    reward = EpisodeReward(load_config(None, []).parl, 2)
+    reward(prompts=[None] * 6, completions=[None] * 6, env_reward=[1.0, 1.0, -0.1, 0.9, 0.0, 0.0], tool_calls=[1] * 6,
+           parallel_calls=[0] * 6, useful_parallel_calls=[0] * 6, source=["generated"] * 2 + ["seed"] * 4)
+    assert reward.zero_variance_share() == {"generated": {"groups": 1, "zero_variance": 1, "share": 1.0},
+                                            "seed": {"groups": 2, "zero_variance": 1, "share": 0.5}}
 
 
 def test_environment_factory_adapter_runs_one_trl_step(tmp_path, tiny_path):

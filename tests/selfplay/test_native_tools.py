@@ -194,7 +194,7 @@ def test_a_grpo_step_runs_in_the_native_format(episode, tiny_path, tmp_path):
         seen.append(out)
         return out
 
-    trainer = GRPOTrainer(model=str(model_dir), reward_funcs=[EpisodeReward(cfg.parl)],
+    trainer = GRPOTrainer(model=str(model_dir), reward_funcs=[EpisodeReward(cfg.parl, cfg.grpo_answerer.num_generations)],
                           args=phases.grpo_args(cfg.grpo_answerer, cfg, tmp_path, 0), train_dataset=Dataset.from_list([row] * 4),
                           processing_class=tok, rollout_func=spy)
     trainer.train()

@@ -10,6 +10,17 @@ A generator is shown an `Offer`: in ``fixed`` mode a verified path to phrase as 
 In ``fixed`` mode the ``E:`` line may be left out: the evidence is then the offered path itself
 (taken from the offer, not from anything the model states).
 
+In ``choose`` mode the offer shows a start entity and numbered edges around it (several verified
+paths from that start, and distractors); the generator answers with edge numbers only::
+
+    P: 3 1
+
+the path from the start, edge by edge. osint-gym resolves each number to exactly the offered edge,
+phrases the question itself (`question_text`) and verifies the task like any other, so a proposal
+cannot miscopy an id, a handle or a name: what is left to the generator is which path to ask about.
+A number the offer did not show is ``out_of_range``; edges that do not continue the path from the
+start are ``not_a_path``; nothing is repaired.
+
 `validate_proposal` turns that into a `Task` and runs the same verification as every other task
 (evidence replays, the start is named and the answer is not, the relation path from the start
 determines exactly the answer, the tool-only oracle solves it). Failures carry a `FailureReason`.
@@ -36,10 +47,12 @@ from osint_gym.tasks.task import FailureReason, Task, Verdict, difficulty_for_ho
 from osint_gym.tasks.verify import DEFAULT_MAX_PARALLEL_CALLS, DEFAULT_MAX_STEPS, MAX_QUESTION_CHARS, verify_task
 from osint_gym.world.graph import World
 
-OFFER_MODES = ("fixed", "generate")
+OFFER_MODES = ("fixed", "generate", "choose")
+CHOOSE_PATHS = 3  # verified paths from the start that a choose-mode offer tries to show
 MAX_PROPOSAL_HOPS = 4
 SYSTEM_PROMPT = "Write a question whose answer is one entity, as Q:, A: and E: lines."
-_LINE = re.compile(r"^\s*([QAE])\s*:\s*(.*)$", re.IGNORECASE)
+CHOOSE_SYSTEM_PROMPT = "Choose a path from the start: reply P: and the numbers of its edges, in order."
+_LINE = re.compile(r"^\s*([QAEP])\s*:\s*(.*)$", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -68,6 +81,7 @@ class Proposal:
     question: str
     answer: str
     evidence: tuple[Edge, ...]
+    refs: tuple[int, ...] = ()  # choose mode: the offered edges' numbers (1-based), in path order
 
 
 def _chain_query(start: str, edges: tuple[Edge, ...]) -> tuple[Query, list[str]] | None:
@@ -85,43 +99,71 @@ def _chain_query(start: str, edges: tuple[Edge, ...]) -> tuple[Query, list[str]]
     return Query(start, tuple(hops)), path
 
 
+def _path_templates(world: World, max_hops: int) -> list[Template]:
+    """Every family's path templates of at most ``max_hops`` hops, without filters: a proposal can
+    express a relation path but no filters, so only paths unique without them are offered."""
+    templates: list[Template] = []
+    for name in list_families():
+        fam = create_family(name)
+        for difficulty in fam.difficulties_for(world):
+            templates += [Template(t.start_type, tuple(dataclasses.replace(s, target_type=None, platform=None, disambiguate=False)
+                                                       for s in t.steps), t.start_if)
+                          for t in fam.templates(difficulty) if len(t.steps) <= max_hops]
+    if not templates:
+        raise ConfigError(f"no path templates of at most {max_hops} hops in this world")
+    return templates
+
+
+def _verified_path(world: World, template: Template, rng: random.Random,
+                   start: str | None = None) -> tuple[tuple[Edge, ...], list[str]] | None:
+    """(evidence edges, entities visited) of a path realised from ``template`` that is unique and
+    that the oracle solves, or None."""
+    realized = realize(world, template, rng, start)
+    if realized is None:
+        return None
+    query, path = realized
+    if query.evaluate(world) != [path[-1]]:
+        return None
+    edges = tuple(query.evidence(path))
+    task = Task("offer", question_text(world, query, world.type_of(path[-1]), [world.type_of(n) for n in path[1:]], rng),
+                (path[-1],), edges, "generated", difficulty_for_hops(len(edges)), query)
+    return (edges, path) if verify_task(world, task).ok else None
+
+
 def make_offer(world: World, seed: int, index: int, *, mode: str = "fixed", max_hops: int = 2,
                n_context: int = 10, max_attempts: int = 400) -> Offer:
-    """Offer ``index``: a path unique without filters (so that a Q/A/E proposal can express it),
-    verified by the oracle; in ``generate`` mode with nearby distractor edges. Pure in (seed, index)."""
+    """Offer ``index``: a path unique without filters (so that a proposal can express it), verified
+    by the oracle; in ``generate`` mode with nearby distractor edges; in ``choose`` mode with up to
+    `CHOOSE_PATHS` verified paths from the same start and distractors, numbered in the prompt.
+    Pure in (seed, index)."""
     if mode not in OFFER_MODES:
         raise ConfigError(f"offer mode must be one of {OFFER_MODES}, got {mode!r}")
     if not 1 <= max_hops <= MAX_PROPOSAL_HOPS:
         raise ConfigError(f"max_hops must be in 1..{MAX_PROPOSAL_HOPS}, got {max_hops}")
     rng = random.Random(f"offer:{seed}:{index}")
-    templates: list[Template] = []
-    for name in list_families():
-        fam = create_family(name)
-        for difficulty in fam.difficulties_for(world):
-            templates += [t for t in fam.templates(difficulty) if len(t.steps) <= max_hops]
-    if not templates:
-        raise ConfigError(f"no path templates of at most {max_hops} hops in this world")
+    templates = _path_templates(world, max_hops)
     for _ in range(max_attempts):
-        template = rng.choice(templates)
-        # a proposal can express a relation path but no filters: keep only paths unique without them
-        plain = Template(template.start_type, tuple(
-            dataclasses.replace(s, target_type=None, platform=None, disambiguate=False) for s in template.steps), template.start_if)
-        realized = realize(world, plain, rng)
-        if realized is None:
+        found = _verified_path(world, rng.choice(templates), rng)
+        if found is None:
             continue
-        query, path = realized
-        if query.evaluate(world) != [path[-1]]:
-            continue
-        edges = tuple(query.evidence(path))
-        task = Task("offer", question_text(world, query, world.type_of(path[-1]), [world.type_of(n) for n in path[1:]], rng),
-                    (path[-1],), edges, "generated", difficulty_for_hops(len(edges)), query)
-        if not verify_task(world, task).ok:
-            continue
+        edges, path = found
+        start = path[0]
         context = edges
-        if mode == "generate":
-            context = edges + tuple(distractor_edges(world, path, edges, rng, n_context - len(edges)))
+        if mode == "choose":  # more verified paths from the same start: the choice the generator makes
+            own = [t for t in templates if t.start_type == world.type_of(start)]
+            paths = [edges]
+            for _ in range(8 * CHOOSE_PATHS):
+                if len(paths) == CHOOSE_PATHS:
+                    break
+                more = _verified_path(world, rng.choice(own), rng, start)
+                if more is not None and more[0] not in paths:
+                    paths.append(more[0])
+            context = tuple(dict.fromkeys(e for p in paths for e in p))
+            path = list(dict.fromkeys(n for p in paths for e in p for n in (e.head, e.tail)))
+        if mode in ("generate", "choose"):
+            context = context + tuple(distractor_edges(world, path, context, rng, n_context - len(context)))
             context = tuple(rng.sample(context, len(context)))
-        return Offer(mode, path[0], edges, context, f"{seed}-{index}")
+        return Offer(mode, start, edges, context, f"{seed}-{index}")
     raise ConfigError(f"no offer found at index {index} after {max_attempts} attempts")
 
 
@@ -143,6 +185,10 @@ def generator_messages(world: World, offer: Offer) -> list[dict[str, str]]:
     """The chat prompt of the generator for an offer."""
     if offer.mode == "fixed":
         user = f"Path: {walk_text(offer)}\nStart: {world.surface(offer.start)} = {offer.start}"
+    elif offer.mode == "choose":  # numbered edges: the proposal names them by number
+        lines = "; ".join(f"{k} {e.head} {e.relation} {e.tail}" for k, e in enumerate(offer.context, 1))
+        user = f"Start: {world.surface(offer.start)} = {offer.start}\nEdges: {lines}"
+        return [{"role": "system", "content": CHOOSE_SYSTEM_PROMPT}, {"role": "user", "content": user}]
     else:  # the generator picks the start and the path itself
         lines = "; ".join(f"{e.head} {e.relation} {e.tail}" for e in offer.context)
         names = "; ".join(f"{n} = {world.surface(n)}" for n in dict.fromkeys(x for e in offer.context for x in (e.head, e.tail))
@@ -152,6 +198,8 @@ def generator_messages(world: World, offer: Offer) -> list[dict[str, str]]:
 
 
 def format_proposal(proposal: Proposal) -> str:
+    if proposal.refs:
+        return "P: " + " ".join(str(k) for k in proposal.refs)
     text = f"Q: {proposal.question}\nA: {proposal.answer}"
     if proposal.evidence:
         text += "\nE: " + "; ".join(f"{e.head} {e.relation} {e.tail}" for e in proposal.evidence)
@@ -160,10 +208,13 @@ def format_proposal(proposal: Proposal) -> str:
 
 def gold_proposal(world: World, offer: Offer, seed: int = 0) -> str:
     """A correct proposal for an offer (warm-start demonstrations): the offered path, phrased
-    (``fixed`` offers: question and answer; ``generate`` offers: the chosen path as well)."""
+    (``fixed`` offers: question and answer; ``generate`` offers: the chosen path as well;
+    ``choose`` offers: the numbers of the offered path's edges)."""
     chain = _chain_query(offer.start, offer.path)
     if chain is None:
         raise ConfigError(f"offer {offer.offer_id!r}: its path is not a chain from its start")
+    if offer.mode == "choose":
+        return format_proposal(Proposal("", "", (), tuple(offer.context.index(e) + 1 for e in offer.path)))
     query, path = chain
     rng = random.Random(f"gold:{seed}:{offer.offer_id}")
     question = question_text(world, query, world.type_of(path[-1]), [world.type_of(n) for n in path[1:]], rng)
@@ -171,8 +222,9 @@ def gold_proposal(world: World, offer: Offer, seed: int = 0) -> str:
 
 
 def parse_proposal(completion: str) -> Proposal | str:
-    """A `Proposal`, or a message saying what is malformed. Accepts Q/A/E lines or JSON
-    ``{"question", "answer", "evidence": [[h, r, t], ...]}``. Never raises."""
+    """A `Proposal`, or a message saying what is malformed. Accepts Q/A/E lines, a ``P:`` line of
+    edge numbers (choose mode), or JSON ``{"question", "answer", "evidence": [[h, r, t], ...]}``.
+    Never raises."""
     if not isinstance(completion, str) or not completion.strip():
         return "empty completion"
     text = completion.strip()[:4000]
@@ -191,6 +243,11 @@ def parse_proposal(completion: str) -> Proposal | str:
             if m and m.group(1).upper() not in fields:
                 fields[m.group(1).upper()] = m.group(2).strip()
     question, answer, evidence = fields.get("Q"), fields.get("A"), fields.get("E")
+    if isinstance(fields.get("P"), str) and not question:  # choose mode: edge numbers only
+        numbers = fields["P"].replace(",", " ").split()
+        if not numbers or not all(n.isdigit() and len(n) <= 4 for n in numbers):
+            return "the P: line must list edge numbers, e.g. 'P: 3 1'"
+        return Proposal("", "", (), tuple(int(n) for n in numbers))
     if not isinstance(question, str) or not question:
         return "missing the Q: line"
     if not isinstance(answer, str) or not answer or len(answer.split()) != 1:
@@ -225,6 +282,11 @@ def validate_proposal(
     """Turn a proposal into a verified task, or say why it is not one."""
     if isinstance(proposal, str):
         return Verdict(FailureReason.MALFORMED, proposal), None
+    if (offer is not None and offer.mode == "choose") or proposal.refs:
+        resolved = resolve_choice(world, proposal, offer, max_hops)
+        if isinstance(resolved, Verdict):
+            return resolved, None
+        proposal = resolved
     if not proposal.evidence:
         if offer is None or offer.mode != "fixed":
             return Verdict(FailureReason.MALFORMED, "missing the E: line (the evidence path)"), None
@@ -260,6 +322,31 @@ def validate_proposal(
     return verdict, (task if verdict.ok else None)
 
 
+def resolve_choice(world: World, proposal: Proposal, offer: Offer | None, max_hops: int = MAX_PROPOSAL_HOPS) -> Proposal | Verdict:
+    """A choose-mode proposal as the question, answer and evidence it stands for: each number is
+    the offered edge it names, the path walks from the offer's start, and osint-gym phrases the
+    question (seeded by the offer and the numbers). A `Verdict` says why it stands for none."""
+    if offer is None or offer.mode != "choose":
+        return Verdict(FailureReason.MALFORMED, "edge numbers (a P: line) answer a choose-mode offer only")
+    if not proposal.refs:
+        return Verdict(FailureReason.MALFORMED, "a choose-mode offer needs a P: line of edge numbers")
+    if len(proposal.refs) > max_hops:
+        return Verdict(FailureReason.TOO_LARGE, f"{len(proposal.refs)} hops (max {max_hops})")
+    bad = [k for k in proposal.refs if not 1 <= k <= len(offer.context)]
+    if bad:
+        return Verdict(FailureReason.OUT_OF_RANGE, f"edge {bad[0]} was not offered (edges 1..{len(offer.context)})")
+    edges = tuple(offer.context[k - 1] for k in proposal.refs)
+    chain = _chain_query(offer.start, edges)
+    if chain is None:
+        return Verdict(FailureReason.NOT_A_PATH, f"edges {' '.join(map(str, proposal.refs))} do not walk a path from {offer.start}")
+    query, path = chain
+    if len(set(path)) != len(path):
+        return Verdict(FailureReason.NOT_A_PATH, "the path revisits an entity")
+    rng = random.Random(f"choose:{offer.offer_id}:{proposal.refs}")
+    question = question_text(world, query, world.type_of(path[-1]), [world.type_of(n) for n in path[1:]], rng)
+    return Proposal(question, path[-1], edges, proposal.refs)
+
+
 @dataclass
 class SampledBatch:
     """Sampled proposals after validation: the valid tasks, the count per reason, and one record
@@ -293,7 +380,10 @@ def validate_sampled(
 
 def grounding(offer: Offer, proposal: Proposal) -> float:
     """Share of the proposal's evidence edges that the offer showed (measured, not claimed); a
-    ``fixed`` proposal that leaves the evidence to the offer is grounded by construction."""
+    ``fixed`` proposal that leaves the evidence to the offer, and a ``choose`` proposal of edge
+    numbers, are grounded by construction."""
+    if proposal.refs:
+        return 1.0 if offer.mode == "choose" else 0.0
     if not proposal.evidence:
         return 1.0 if offer.mode == "fixed" else 0.0
     shown = {canonical_edge(e) for e in offer.context}

@@ -33,7 +33,7 @@ def _parser() -> argparse.ArgumentParser:
     g.add_argument("--n", type=int, default=200, help="proposals to sample (default 200)")
     g.add_argument("--out", required=True, help="JSONL file for the valid tasks")
     g.add_argument("--split", default="v0:train", help="benchmark split whose world the tasks are about")
-    g.add_argument("--mode", choices=["fixed", "generate"], default="fixed", help="offer mode (canonical_graph_mode)")
+    g.add_argument("--mode", choices=["fixed", "generate", "choose"], default="fixed", help="offer mode (canonical_graph_mode)")
     g.add_argument("--max-hops", type=int, default=2)
     g.add_argument("--temperature", type=float, default=1.0)
     g.add_argument("--seed", type=int, default=0)

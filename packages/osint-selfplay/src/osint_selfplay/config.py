@@ -210,6 +210,8 @@ class AnswererConfig:
     tasks_per_round: int = _f(256, "Answerer training tasks per round.")
     generated_share: float = _f(0.5, "Share of those taken from validated generated tasks; the rest are osint-gym seed tasks.")
     seed_difficulties: list[str] = _f(["easy", "medium"], "Difficulties of the seed tasks.")
+    frontier: list[float] = _f([], "[low, high]: only generated tasks whose estimated solve rate (the frozen answerer's, k samples) "
+                                   "lies in this band train the answerer; seed tasks top up the rest (counted). [] keeps every valid one.")
     cite_evidence: bool = _f(True, "Single turn: teach the answerer to copy the evidence lines it follows before the answer (evidence F1).")
     max_turns: int = _f(8, "Multi turn: the env's step budget per episode.")
     max_parallel_calls: int = _f(4, "Multi turn: tool calls one action may run in parallel.")
@@ -234,6 +236,10 @@ class AnswererConfig:
             raise ConfigError(f"answerer.generated_share must be in [0, 1]; got {self.generated_share!r}")
         for d in self.seed_difficulties:
             _choice("answerer.seed_difficulties[]", d, ("easy", "medium", "hard"))
+        band = self.frontier
+        if band and not (len(band) == 2 and all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in band)
+                         and 0 <= band[0] <= band[1] <= 1):
+            raise ConfigError(f"answerer.frontier must be [] or [low, high] with 0 <= low <= high <= 1; got {band!r}")
 
 
 @dataclass(frozen=True)
@@ -279,7 +285,8 @@ class RunConfig:
     phase_schedule: str = _f("generator_answerer", "'generator_answerer' or 'answerer_generator_answerer'.")
     model_topology: str = _f("dual", "'dual' (two models) or 'shared' (one model plays both roles).")
     tuning_mode: str = _f("full", "'full' or 'lora' (see [lora]).")
-    canonical_graph_mode: str = _f("fixed", "'fixed' (phrase an offered verified path) or 'generate' (pick a path in a subgraph).")
+    canonical_graph_mode: str = _f("fixed", "'fixed' (phrase an offered verified path), 'generate' (pick a path in a subgraph and phrase it) "
+                                       "or 'choose' (name a path by the numbers of offered edges; osint-gym phrases it).")
     train_worlds: int = _f(32, "Distinct generated worlds the training data is drawn from (seeds disjoint from the benchmark's), so that a model learns to read its context instead of memorising one world.")
     dry_run: bool = _f(False, "Materialise every dataset and artifact, skip the gradient updates.")
     torch_threads: int = _f(0, "torch intra-op CPU threads, pinned for reproducibility: CPU float sums are split by thread, so another count changes results in the last bits and then every sample after them. 0: torch's default (the machine's cores), recorded in run.json.")
@@ -303,7 +310,7 @@ class RunConfig:
         _choice("phase_schedule", self.phase_schedule, ("generator_answerer", "answerer_generator_answerer"))
         _choice("model_topology", self.model_topology, ("dual", "shared"))
         _choice("tuning_mode", self.tuning_mode, ("full", "lora"))
-        _choice("canonical_graph_mode", self.canonical_graph_mode, ("fixed", "generate"))
+        _choice("canonical_graph_mode", self.canonical_graph_mode, ("fixed", "generate", "choose"))
         _choice("vllm_mode", self.vllm_mode, ("colocate", "server"))
         _positive("rounds", self.rounds)
         _positive("torch_threads", self.torch_threads, 0)

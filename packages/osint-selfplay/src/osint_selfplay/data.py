@@ -96,11 +96,15 @@ def sft_generator_rows(pool: WorldPool, cfg: RunConfig) -> list[dict[str, Any]]:
 def mix_answerer_rows(pool: WorldPool, cfg: RunConfig, generated: list[Task], round_index: int,
                       stream: str = streams.TRAIN) -> tuple[list[dict[str, Any]], dict[str, int]]:
     """The answerer's round dataset: generated tasks up to ``generated_share``, seed tasks for the
-    rest; if too few generated tasks validated, seed tasks top them up and the count is returned.
+    rest; if too few generated tasks validated (or lay in the ``answerer.frontier`` band of
+    estimated solve rates), seed tasks top them up and the counts are returned.
     Rows are single-turn prompts or multi-turn episode openings, by ``answerer.mode``."""
     total = cfg.answerer.tasks_per_round
     want = round(total * cfg.answerer.generated_share)
-    used = generated[:want]
+    band = cfg.answerer.frontier
+    in_band = [t for t in generated if not band or band[0] <= t.provenance.get("solve_rate", -1.0) <= band[1]]
+    outside = len(generated) - len(in_band)
+    used = in_band[:want]
     top_up = want - len(used)
     items = [(pool.world(t.provenance["world_seed"]), t, "generated") for t in used]
     items += [(w, t, "seed") for w, t in seed_tasks(pool, cfg, total - len(used), round_index * total, stream)]
@@ -111,6 +115,7 @@ def mix_answerer_rows(pool: WorldPool, cfg: RunConfig, generated: list[Task], ro
     else:
         rows = [answerer_row(w, t, cfg, source) for w, t, source in items]
     return rows, {"generated": len(used), "seed": total - len(used), "top_up": top_up, "wanted_generated": want,
+                  "valid_generated": len(generated), "outside_frontier": outside, "frontier": list(band),
                   "rows": len(rows), "unsolvable_under_budget": over_budget}
 
 

@@ -8,6 +8,7 @@ everything else is done by the main process while the others wait and then read 
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import shutil
 import time
@@ -172,15 +173,7 @@ class SelfPlayRun:
         def fn() -> dict[str, Any]:
             if self.dist.is_main:
                 atomic_write_jsonl(out / "prompts.jsonl", rows)
-            solver = None
-            if not cfg.dry_run:
-                from osint_selfplay.solver import SolverSampler
-
-                solver = SolverSampler(current["answerer"], k=cfg.generator.solver_samples,
-                                       temperature=cfg.generator.solver_temperature, context_mode=cfg.answerer.context_mode,
-                                       n_distractors=cfg.answerer.n_distractors, decoys=cfg.answerer.decoys,
-                                       seed=stream_seed(cfg.seed, "solver", r),
-                                       max_new_tokens=cfg.grpo_answerer.max_completion_length)
+            solver = None if cfg.dry_run else self._solver(current["answerer"], stream_seed(cfg.seed, "solver", r))
             reward = GeneratorReward(self.pool, cfg.generator, solver)
             metrics = phases.run_grpo(current["generator"], rows, reward, cfg.grpo_generator, cfg, out, "generator",
                                       cfg.model.generator, stream_seed(cfg.seed, "grpo_generator", r))
@@ -188,6 +181,7 @@ class SelfPlayRun:
             metrics["reward_seconds"] = reward.seconds
             metrics["solver_seconds"] = reward.solver_seconds
             metrics["frozen_answerer_solve_rate_mean"] = (sum(reward.solve_rates) / len(reward.solve_rates)) if reward.solve_rates else None
+            metrics["frozen_answerer_unsolvable_under_budget"] = solver.unsolvable if solver is not None else 0
             return metrics
 
         result = self._phase(r, "generator", fn, collective=True)
@@ -210,26 +204,33 @@ class SelfPlayRun:
                 max_new_tokens=cfg.grpo_generator.max_completion_length)
             batch = validate_sampled(worlds, offers, completions, max_hops=cfg.generator.max_hops, id_prefix=f"gen-r{r}-")
             tasks, reasons, records = batch.tasks, batch.reasons, batch.records
-            solve = self._greedy_solve_rate(current["answerer"], tasks)
+            # the frozen answerer's estimated solve rate of each valid task (k samples, as the generator's reward)
+            rates = self._solver(current["answerer"], stream_seed(cfg.seed, "sample_solver", r)).solve_rates(
+                [(self.pool.world(t.provenance["world_seed"]), t) for t in tasks]) if tasks else []
+            tasks = [dataclasses.replace(t, provenance={**t.provenance, "solve_rate": p}) for t, p in zip(tasks, rates)]
             atomic_write_jsonl(out / "proposals.jsonl", records)
             atomic_write_jsonl(out / "tasks.jsonl", [t.to_dict() for t in tasks])
             validation = {"proposals": n, "valid": len(tasks), "valid_rate": len(tasks) / max(1, n), "reasons": reasons,
-                          "answerer_solve_rate_on_generated": solve}
+                          "answerer_solve_rate_on_generated": sum(rates) / len(rates) if rates else None,
+                          "solve_rate_samples": cfg.generator.solver_samples}
             atomic_write_json(out / "validation.json", validation)
             return validation
 
         return self._phase(r, "sample", fn)
 
-    def _greedy_solve_rate(self, answerer: str, tasks: list[Task]) -> float | None:
-        if not tasks:
-            return None
+    def _solver(self, answerer: str, seed: int) -> Any:
+        """The frozen answerer's sampler (k = generator.solver_samples at generator.solver_temperature):
+        single-turn answers on the task's context, or multi-turn episodes under the answerer's budgets."""
+        from osint_selfplay.evaluate import episode_kwargs
         from osint_selfplay.solver import SolverSampler
 
-        solver = SolverSampler(answerer, k=1, temperature=0.0, context_mode=self.cfg.answerer.context_mode,
-                               n_distractors=self.cfg.answerer.n_distractors, decoys=self.cfg.answerer.decoys, seed=self.cfg.seed,
-                               max_new_tokens=self.cfg.grpo_answerer.max_completion_length)
-        rates = solver.solve_rates([(self.pool.world(t.provenance["world_seed"]), t) for t in tasks])
-        return sum(rates) / len(rates)
+        cfg, a = self.cfg, self.cfg.answerer
+        multi = a.mode == "multi_turn"
+        return SolverSampler(answerer, k=cfg.generator.solver_samples, temperature=cfg.generator.solver_temperature,
+                             context_mode=a.context_mode, n_distractors=a.n_distractors, decoys=a.decoys, seed=seed,
+                             max_new_tokens=cfg.eval.max_new_tokens if multi else cfg.grpo_answerer.max_completion_length,
+                             episode=episode_kwargs(a, cfg.eval.batch_size) if multi else None,
+                             budgets=data.answerer_budgets(cfg) if multi else None)
 
     def _answerer_phase(self, r: int, current: dict[str, str], name: str) -> dict[str, Any]:
         cfg = self.cfg
@@ -252,7 +253,7 @@ class SelfPlayRun:
                 rollout = MultiTurnRollout(self.pool, rows, max_turns=a.max_turns, max_parallel_calls=a.max_parallel_calls,
                                            max_observation_chars=a.max_observation_chars, observation_format=a.observation_format,
                                            bare=a.bare_prompt)
-                reward: Any = EpisodeReward(cfg.parl)
+                reward: Any = EpisodeReward(cfg.parl, cfg.grpo_answerer.num_generations)
             else:
                 reward = AnswererReward(cfg.grpo_answerer.num_generations)
             metrics = phases.run_grpo(current["answerer"], rows, reward, cfg.grpo_answerer, cfg, out, "answerer",
@@ -269,8 +270,8 @@ class SelfPlayRun:
                     "mean_env_reward": sum(s["env_reward"] for s in stats) / max(1, len(stats)),
                 }
             else:
-                metrics["zero_variance_by_source"] = reward.zero_variance_share()
                 metrics["reward_seconds"] = reward.seconds
+            metrics["zero_variance_by_source"] = reward.zero_variance_share()
             if mix["top_up"]:
                 log.warning("round %d: only %d validated generated tasks; topped up %d with osint-gym tasks",
                             r, mix["generated"], mix["top_up"])

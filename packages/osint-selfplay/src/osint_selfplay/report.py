@@ -22,14 +22,21 @@ def _round_lines(rnd: dict[str, Any]) -> list[str]:
     lines = [
         f"round {rnd['round']}: generator reward {_num(g.get('reward_first'))} -> {_num(g.get('reward_last'))}; "
         f"valid proposals {s.get('valid')}/{s.get('proposals')} ({_pct(s.get('valid_rate'))}); "
-        f"answerer solve rate on them {_pct(s.get('answerer_solve_rate_on_generated'))}; "
+        f"frozen answerer's solve rate on them {_pct(s.get('answerer_solve_rate_on_generated'))}"
+        + (f" ({s['solve_rate_samples']} samples each)" if s.get("solve_rate_samples") else "") + "; "
         f"answerer tasks: {mix.get('generated')} generated + {mix.get('seed')} seed (top-up {mix.get('top_up')}"
+        + (f", {mix['outside_frontier']} of {mix['valid_generated']} valid outside the frontier band {mix['frontier']}"
+           if mix.get("frontier") else "")
         + (f", {mix['unsolvable_under_budget']} dropped: not solvable under the episode's budgets" if mix.get("unsolvable_under_budget") else "")
         + "); "
         f"answerer reward {_num(a.get('reward_first'))} -> {_num(a.get('reward_last'))}"
         + (f" (groups with zero reward variance: {_pct(a['frac_reward_zero_std_mean'])})"
            if a.get("frac_reward_zero_std_mean") is not None else "")
     ]
+    zero = a.get("zero_variance_by_source") or {}
+    if zero:
+        lines.append("  zero-variance answerer groups: " + ", ".join(
+            f"{src} {z['zero_variance']}/{z['groups']} ({_pct(z['share'])})" for src, z in sorted(zero.items())))
     if a.get("rollouts"):
         ro = a["rollouts"]
         lines.append(f"  rollouts: {ro['n']}, with a well-formed tool call {_pct(ro['well_formed_tool_call_share'])}, "

@@ -70,14 +70,36 @@ def _groups(values: list[float], size: int) -> list[list[float]]:
     return [values[i : i + size] for i in range(0, len(values), size)]
 
 
-class AnswererReward:
-    """osint-gym's reward for single-turn answers; also counts zero-variance groups by task source."""
+class _GroupCounter:
+    """Counts the answerer's GRPO groups whose rewards had no variance, by task source (generated
+    or seed): the signal self-play tasks are meant to add."""
 
     def __init__(self, num_generations: int) -> None:
-        self.__name__ = "AnswererReward"
         self.num_generations = num_generations
         self.groups: Counter[str] = Counter()  # source -> groups seen
         self.zero_variance: Counter[str] = Counter()  # source -> groups whose rewards were all equal
+
+    def count_groups(self, rewards: list[float], source: list[str] | None, log_metric: Any) -> None:
+        sources = source or ["seed"] * len(rewards)
+        for start, group in zip(range(0, len(rewards), self.num_generations), _groups(rewards, self.num_generations)):
+            src = sources[start]
+            self.groups[src] += 1
+            flat = max(group) - min(group) < 1e-9
+            self.zero_variance[src] += flat
+            if log_metric is not None:
+                log_metric(f"answerer/zero_variance/{src}", float(flat))
+
+    def zero_variance_share(self) -> dict[str, dict[str, float]]:
+        return {s: {"groups": self.groups[s], "zero_variance": self.zero_variance[s],
+                    "share": self.zero_variance[s] / self.groups[s] if self.groups[s] else float("nan")} for s in self.groups}
+
+
+class AnswererReward(_GroupCounter):
+    """osint-gym's reward for single-turn answers; also counts zero-variance groups by task source."""
+
+    def __init__(self, num_generations: int) -> None:
+        super().__init__(num_generations)
+        self.__name__ = "AnswererReward"
         self.seconds = 0.0  # time spent scoring (the self-play overhead benchmark reads it)
 
     def __call__(self, prompts: list[Any], completions: list[Any], task: list[str], context: list[str],
@@ -86,21 +108,9 @@ class AnswererReward:
         rewards = []
         for comp, t, c in zip(completions, task, context):
             rewards.append(score_completion(Task.from_dict(json.loads(t)), completion_text(comp), context_from_json(c)).total)
-        sources = source or ["seed"] * len(rewards)
-        log_metric = kwargs.get("log_metric")
-        for start, group in zip(range(0, len(rewards), self.num_generations), _groups(rewards, self.num_generations)):
-            src = sources[start]
-            self.groups[src] += 1
-            flat = max(group) - min(group) < 1e-9
-            self.zero_variance[src] += flat
-            if log_metric is not None:
-                log_metric(f"answerer/zero_variance/{src}", float(flat))
+        self.count_groups(rewards, source, kwargs.get("log_metric"))
         self.seconds += time.perf_counter() - t0
         return rewards
-
-    def zero_variance_share(self) -> dict[str, dict[str, float]]:
-        return {s: {"groups": self.groups[s], "zero_variance": self.zero_variance[s],
-                    "share": self.zero_variance[s] / self.groups[s] if self.groups[s] else float("nan")} for s in self.groups}
 
 
 class GeneratorReward:
@@ -162,16 +172,19 @@ class GeneratorReward:
         return [float(r) for r in rewards]  # type: ignore[arg-type]
 
 
-class EpisodeReward:
+class EpisodeReward(_GroupCounter):
     """Multi-turn answerer reward: the env's episode reward (from the rollout) plus the optional,
-    annealed PARL terms, every one computed from env counts."""
+    annealed PARL terms, every one computed from env counts; also counts zero-variance groups by
+    task source."""
 
-    def __init__(self, parl: Any) -> None:
+    def __init__(self, parl: Any, num_generations: int) -> None:
+        super().__init__(num_generations)
         self.__name__ = "EpisodeReward"
         self.parl = parl
 
     def __call__(self, prompts: list[Any], completions: list[Any], env_reward: list[float], tool_calls: list[int],
-                 parallel_calls: list[int], useful_parallel_calls: list[int], trainer_state: Any = None, **kwargs: Any) -> list[float]:
+                 parallel_calls: list[int], useful_parallel_calls: list[int], trainer_state: Any = None,
+                 source: list[str] | None = None, **kwargs: Any) -> list[float]:
         step = trainer_state.global_step if trainer_state is not None else 0
         lp = annealed(self.parl.lambda_parallel, step, self.parl.anneal_steps)
         lf = annealed(self.parl.lambda_finish, step, self.parl.anneal_steps)
@@ -186,4 +199,5 @@ class EpisodeReward:
         if log_metric is not None:
             log_metric("parl/lambda_parallel", lp)
             log_metric("parl/lambda_finish", lf)
+        self.count_groups(out, source, log_metric)
         return out

@@ -1,27 +1,44 @@
-"""The frozen answerer used by the generator's learnability reward: k samples per proposed task."""
+"""The frozen answerer used by the generator's learnability reward: k samples per proposed task.
+
+Single-turn answerers are sampled on the task's context; multi-turn answerers (the agent that
+self-play trains) run k episodes of each task in OSINT-v0 under the answerer's budgets, through
+osint-eval's episode runner, so the solve rate is the one of the agent being trained.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
+from osint_gym.errors import TaskError
 from osint_gym.single_turn import answer_messages, build_context, score_completion
-from osint_gym.tasks import Task
+from osint_gym.tasks import Budgets, Task, verified
 from osint_gym.world import World
 
 
 class SolverSampler:
-    """Samples a frozen answerer checkpoint k times per task and returns solve rates."""
+    """Samples a frozen answerer checkpoint k times per task and returns solve rates.
+
+    ``episode``: osint-eval's multi-turn runner arguments (`osint_selfplay.evaluate.episode_kwargs`)
+    and ``budgets`` the answerer's; given them, each sample is an episode through the env. A task
+    that the tool-only oracle cannot solve under those budgets has rate 0 (counted in ``unsolvable``)."""
 
     def __init__(self, model_dir: str, *, k: int, temperature: float, context_mode: str,
-                 n_distractors: int, seed: int, max_new_tokens: int, batch_size: int = 64, decoys: int = 3) -> None:
+                 n_distractors: int, seed: int, max_new_tokens: int, batch_size: int = 64, decoys: int = 3,
+                 episode: dict[str, Any] | None = None, budgets: Budgets | None = None) -> None:
         from osint_eval.policies import HFPolicy
 
         self.policy = HFPolicy(model_dir, batch_size=batch_size, max_new_tokens=max_new_tokens, temperature=temperature, seed=seed)
         self.k, self.temperature = k, temperature
         self.context_mode, self.n_distractors, self.seed, self.decoys = context_mode, n_distractors, seed, decoys
+        if (episode is None) != (budgets is None):
+            raise ValueError("a multi-turn solver needs both the episode arguments and the budgets")
+        self.episode, self.budgets = episode, budgets
+        self.unsolvable = 0
 
     def solve_rates(self, items: list[tuple[World, Task]]) -> list[float]:
         """Solve rate of each (world, task): the share of k samples that answer correctly."""
+        if self.episode is not None:
+            return self._episode_rates(items)
         tasks = [t for _, t in items]
         contexts = [build_context(w, t, mode=self.context_mode, n_distractors=self.n_distractors, decoys=self.decoys,
                                   seed=self.seed) for w, t in items]
@@ -31,6 +48,26 @@ class SolverSampler:
         for i, (task, ctx) in enumerate(zip(tasks, contexts)):
             samples = outs[i * self.k : (i + 1) * self.k]
             rates.append(sum(score_completion(task, s, ctx).correct for s in samples) / self.k)
+        return rates
+
+    def _episode_rates(self, items: list[tuple[World, Task]]) -> list[float]:
+        from osint_eval.runner import run_multi_turn
+
+        assert self.episode is not None and self.budgets is not None
+        rates = [0.0] * len(items)
+        by_world: dict[int, tuple[World, list[tuple[int, Task]]]] = {}
+        for i, (world, task) in enumerate(items):
+            try:
+                task = verified(world, task, self.budgets)  # generated tasks were verified under the default budgets
+            except TaskError:
+                self.unsolvable += 1
+                continue
+            by_world.setdefault(id(world), (world, []))[1].append((i, task))
+        for world, group in by_world.values():
+            repeated = [task for _, task in group for _ in range(self.k)]  # sampled: each repeat is its own episode
+            results = run_multi_turn(self.policy, world, repeated, **self.episode)
+            for j, (i, _) in enumerate(group):
+                rates[i] = sum(r.correct for r in results[j * self.k : (j + 1) * self.k]) / self.k
         return rates
 
     def __getstate__(self) -> dict[str, Any]:  # picklable: TRL may pickle reward functions
