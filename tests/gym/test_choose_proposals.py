@@ -28,78 +28,64 @@ def _verdict(world, offer, text, max_hops=2):
     return P.validate_proposal(world, P.parse_proposal(text), offer=offer, max_hops=max_hops)
 
 
-def test_an_offer_numbers_its_edges_and_shows_several_paths_from_one_start(world, offers):
+def test_an_offer_numbers_verified_paths_from_one_start(world, offers):
     assert P.make_offer(world, 7, 3, mode="choose", max_hops=2) == offers[3]  # pure in (seed, index)
+    assert P.Offer.from_json(offers[3].to_json()) == offers[3]
     for offer in offers:
-        assert set(offer.path) <= set(offer.context) and len(set(offer.context)) == len(offer.context)
+        assert offer.path in offer.choices and len(set(offer.choices)) == len(offer.choices)
         user = P.generator_messages(world, offer)[1]["content"]
-        assert user.startswith(f"Start: {world.surface(offer.start)} = {offer.start}\nEdges: 1 ")
-        for k, e in enumerate(offer.context, 1):
-            assert f"{k} {e.head} {e.relation} {e.tail}" in user
-    # more than the gold path starts at the start in most offers: the generator has a choice
-    starts = [sum(offer.start in (e.head, e.tail) for e in offer.context) for offer in offers]
-    assert sum(n >= 2 for n in starts) >= len(offers) // 2
+        assert user.startswith(f"Start: {world.surface(offer.start)} = {offer.start}\n1: {offer.start} ")
+        for k, choice in enumerate(offer.choices, 1):
+            assert f"{k}: {P.walk_text(offer, choice)}" in user
+    assert sum(len(o.choices) >= 2 for o in offers) >= len(offers) * 3 // 4  # the generator has a choice
+    assert {len(c) for o in offers for c in o.choices} == {1, 2}  # of difficulty, too
 
 
-def test_the_gold_choice_is_valid_and_is_exactly_the_offered_path(world, offers):
+def test_every_offered_choice_is_a_valid_task_and_exactly_that_path(world, offers):
     for offer in offers:
-        gold = P.gold_proposal(world, offer)
-        assert gold.startswith("P: ") and all(part.isdigit() for part in gold[3:].split())
-        verdict, task = _verdict(world, offer, gold)
-        assert verdict.ok, (offer.offer_id, verdict)
-        assert task.evidence == tuple(canonical_edge(e) for e in offer.path)
-        assert world.surface(offer.start) in task.question and task.answers[0] not in task.question
-
-
-def test_each_number_resolves_to_exactly_the_edge_it_names(world, offers):
-    checked = 0
-    for offer in offers:
-        for k, edge in enumerate(offer.context, 1):
-            if offer.start not in (edge.head, edge.tail):
-                continue
-            resolved = P.resolve_choice(world, P.Proposal("", "", (), (k,)), offer)
-            assert isinstance(resolved, P.Proposal) and resolved.evidence == (edge,) and resolved.refs == (k,)
-            assert resolved.answer == (edge.tail if edge.head == offer.start else edge.head)
-            assert world.surface(offer.start) in resolved.question
-            checked += 1
-    assert checked >= len(offers)
+        assert P.gold_proposal(world, offer) == f"P: {offer.choices.index(offer.path) + 1}"
+        for k, choice in enumerate(offer.choices, 1):
+            verdict, task = _verdict(world, offer, f"P: {k}")
+            assert verdict.ok, (offer.offer_id, k, verdict)
+            assert task.evidence == tuple(canonical_edge(e) for e in choice)
+            end = P._chain_query(offer.start, choice)[1][-1]
+            assert task.answers == (end,) and world.surface(offer.start) in task.question and end not in task.question
 
 
 def test_bad_references_get_a_typed_reason(world, offers):
     offer = offers[0]
-    n = len(offer.context)
-    off_start = next(k for k, e in enumerate(offer.context, 1) if offer.start not in (e.head, e.tail))
+    n = len(offer.choices)
     cases = {
         "P: 0": FailureReason.OUT_OF_RANGE, f"P: {n + 1}": FailureReason.OUT_OF_RANGE, "P: 99999": FailureReason.MALFORMED,
         "P: two": FailureReason.MALFORMED, "P:": FailureReason.MALFORMED, "P: -1": FailureReason.MALFORMED,
-        "P: 1 2 3": FailureReason.TOO_LARGE, f"P: {off_start}": FailureReason.NOT_A_PATH,
-        "Q: Who is it?\nA: person_1": FailureReason.MALFORMED,  # a choose offer takes numbers, not a phrased question
+        "P: 1 2": FailureReason.MALFORMED,  # one path, not two
+        "Q: Who is it?\nA: person_1": FailureReason.MALFORMED,  # a choose offer takes a number, not a phrased question
         "": FailureReason.MALFORMED,
     }
     for text, reason in cases.items():
         verdict, task = _verdict(world, offer, text)
         assert (verdict.reason, task) == (reason, None), text
         assert verdict.detail
-    assert "edges 1.." in _verdict(world, offer, "P: 0")[0].detail
+    assert f"paths 1..{n}" in _verdict(world, offer, "P: 0")[0].detail
     fixed = P.make_offer(world, 7, 0, mode="fixed", max_hops=2)
     verdict, _ = _verdict(world, fixed, "P: 1")
     assert verdict.reason is FailureReason.MALFORMED and "choose-mode" in verdict.detail
 
 
-def test_a_path_that_revisits_or_breaks_is_not_a_path(world, offers):
-    for offer in offers:
-        first = next((k for k, e in enumerate(offer.context, 1) if offer.start in (e.head, e.tail)), None)
-        if first is not None:
-            verdict, _ = _verdict(world, offer, f"P: {first} {first}")
-            assert verdict.reason is FailureReason.NOT_A_PATH
-            return
-    pytest.fail("no offer has an edge at its start")
+def test_a_hand_made_offer_whose_path_does_not_walk_from_its_start_is_not_a_path(world, offers):
+    import dataclasses
+
+    offer = offers[0]
+    elsewhere = next(o.path for o in offers if offer.start not in {x for e in o.path for x in (e.head, e.tail)})
+    verdict, task = _verdict(world, dataclasses.replace(offer, choices=(elsewhere,)), "P: 1")
+    assert (verdict.reason, task) == (FailureReason.NOT_A_PATH, None)
 
 
 def test_format_and_parse_round_trip():
-    proposal = P.Proposal("", "", (), (3, 1))
-    assert P.format_proposal(proposal) == "P: 3 1"
-    assert P.parse_proposal("P: 3 1") == proposal and P.parse_proposal("p: 3, 1") == proposal
+    proposal = P.Proposal("", "", (), (3,))
+    assert P.format_proposal(proposal) == "P: 3"
+    assert P.parse_proposal("P: 3") == proposal and P.parse_proposal("p: 3") == proposal
+    assert P.parse_proposal("P: 3, 1").refs == (3, 1)  # parsed; validation then says it is not one path
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -110,4 +96,4 @@ def test_any_completion_gets_a_verdict_and_never_raises(world, offers, text):
     assert isinstance(verdict.reason, FailureReason)
     assert (task is not None) == verdict.ok
     if task is not None:
-        assert set(task.evidence) <= {canonical_edge(e) for e in offer.context}
+        assert task.evidence in {tuple(canonical_edge(e) for e in c) for c in offer.choices}

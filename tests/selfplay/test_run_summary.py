@@ -70,3 +70,26 @@ def test_a_delta_whose_interval_includes_zero_is_printed_as_null():
     assert "easy + medium final vs control: success +0.4 pts" in text
     assert "success by difficulty: easy n=700, hard n=300" in text and "easy 30.0% [27.0, 33.0]  hard 10.0% [7.0, 14.0]" in text
     assert "strongest scripted baseline: naive-search 3.0% [2.0, 4.5]" in text
+
+
+def _round(generated, valid=10, outside=0, frontier=(0.2, 0.8)):
+    mix = {"generated": generated, "seed": 32 - generated, "top_up": 16 - generated, "wanted_generated": 16,
+           "valid_generated": valid, "outside_frontier": outside, "frontier": list(frontier), "rows": 32,
+           "unsolvable_under_budget": 0}
+    return {"round": 0, "sampled": {"valid": valid, "proposals": 32, "valid_rate": valid / 32,
+                                    "answerer_solve_rate_on_generated": 0.05, "solve_rate_samples": 4},
+            "generator": {}, "answerer": {"mix": mix, "zero_variance_by_source": {
+                "seed": {"groups": 6, "zero_variance": 3, "share": 0.5}}}}
+
+
+def test_the_round_line_counts_the_frontier_and_the_zero_variance_groups():
+    text = format_summary({"rounds": [_round(0, valid=10, outside=10)]})
+    assert "valid proposals 10/32 (31.2%); frozen answerer's solve rate on them 5.0% (4 samples each)" in text
+    assert "10 of 10 valid outside the frontier band [0.2, 0.8]" in text
+    assert "zero-variance answerer groups: seed 3/6 (50.0%)" in text
+
+
+def test_without_generated_tasks_the_uniform_control_is_the_same_run():
+    assert "the same run, delta 0 by construction" in format_summary({"rounds": [_round(0, outside=10)]})
+    text = format_summary({"rounds": [_round(4, outside=6)]})
+    assert "4 generated tasks trained the answerer" in text and "delta 0 by construction" not in text

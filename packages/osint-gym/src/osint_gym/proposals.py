@@ -10,16 +10,17 @@ A generator is shown an `Offer`: in ``fixed`` mode a verified path to phrase as 
 In ``fixed`` mode the ``E:`` line may be left out: the evidence is then the offered path itself
 (taken from the offer, not from anything the model states).
 
-In ``choose`` mode the offer shows a start entity and numbered edges around it (several verified
-paths from that start, and distractors); the generator answers with edge numbers only::
+In ``choose`` mode the offer shows a start entity and numbered paths from it (up to
+`CHOOSE_PATHS` verified paths of one to ``max_hops`` hops, in a seeded order); the generator answers
+with one number::
 
-    P: 3 1
+    P: 2
 
-the path from the start, edge by edge. osint-gym resolves each number to exactly the offered edge,
-phrases the question itself (`question_text`) and verifies the task like any other, so a proposal
-cannot miscopy an id, a handle or a name: what is left to the generator is which path to ask about.
-A number the offer did not show is ``out_of_range``; edges that do not continue the path from the
-start are ``not_a_path``; nothing is repaired.
+osint-gym resolves it to exactly the offered path, phrases the question itself (`question_text`) and
+verifies the task like any other, so a proposal cannot miscopy an id, a handle or a name: what is
+left to the generator is which path to ask about, the choice its learnability reward shapes. A
+number the offer did not show is ``out_of_range``, anything but one number ``malformed``; nothing
+is repaired.
 
 `validate_proposal` turns that into a `Task` and runs the same verification as every other task
 (evidence replays, the start is named and the answer is not, the relation path from the start
@@ -48,32 +49,36 @@ from osint_gym.tasks.verify import DEFAULT_MAX_PARALLEL_CALLS, DEFAULT_MAX_STEPS
 from osint_gym.world.graph import World
 
 OFFER_MODES = ("fixed", "generate", "choose")
-CHOOSE_PATHS = 3  # verified paths from the start that a choose-mode offer tries to show
+CHOOSE_PATHS = 4  # verified paths from the start that a choose-mode offer tries to show
 MAX_PROPOSAL_HOPS = 4
 SYSTEM_PROMPT = "Write a question whose answer is one entity, as Q:, A: and E: lines."
-CHOOSE_SYSTEM_PROMPT = "Choose a path from the start: reply P: and the numbers of its edges, in order."
+CHOOSE_SYSTEM_PROMPT = "Choose the path to ask about: reply P: and its number."
 _LINE = re.compile(r"^\s*([QAEP])\s*:\s*(.*)$", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
 class Offer:
     """What the generator is shown. ``path`` is a verified chain (its last entity is a valid answer);
-    in ``generate`` mode it is hidden among ``context`` edges and the generator must find a path."""
+    in ``generate`` mode it is hidden among ``context`` edges and the generator must find a path; in
+    ``choose`` mode it is one of the numbered ``choices``, verified paths from the same start."""
 
     mode: str
     start: str
     path: tuple[Edge, ...]
     context: tuple[Edge, ...]
     offer_id: str = ""
+    choices: tuple[tuple[Edge, ...], ...] = ()
 
     def to_json(self) -> str:
         return json.dumps({"mode": self.mode, "start": self.start, "path": [list(e) for e in self.path],
-                           "context": [list(e) for e in self.context], "offer_id": self.offer_id})
+                           "context": [list(e) for e in self.context], "offer_id": self.offer_id,
+                           "choices": [[list(e) for e in c] for c in self.choices]})
 
     @classmethod
     def from_json(cls, text: str) -> Offer:
         d = json.loads(text)
-        return cls(d["mode"], d["start"], tuple(Edge(*e) for e in d["path"]), tuple(Edge(*e) for e in d["context"]), d.get("offer_id", ""))
+        return cls(d["mode"], d["start"], tuple(Edge(*e) for e in d["path"]), tuple(Edge(*e) for e in d["context"]), d.get("offer_id", ""),
+                   tuple(tuple(Edge(*e) for e in c) for c in d.get("choices", [])))
 
 
 @dataclass(frozen=True)
@@ -133,8 +138,8 @@ def _verified_path(world: World, template: Template, rng: random.Random,
 def make_offer(world: World, seed: int, index: int, *, mode: str = "fixed", max_hops: int = 2,
                n_context: int = 10, max_attempts: int = 400) -> Offer:
     """Offer ``index``: a path unique without filters (so that a proposal can express it), verified
-    by the oracle; in ``generate`` mode with nearby distractor edges; in ``choose`` mode with up to
-    `CHOOSE_PATHS` verified paths from the same start and distractors, numbered in the prompt.
+    by the oracle; in ``generate`` mode with nearby distractor edges; in ``choose`` mode among up to
+    `CHOOSE_PATHS` verified paths from the same start, shuffled, numbered in the prompt.
     Pure in (seed, index)."""
     if mode not in OFFER_MODES:
         raise ConfigError(f"offer mode must be one of {OFFER_MODES}, got {mode!r}")
@@ -148,7 +153,6 @@ def make_offer(world: World, seed: int, index: int, *, mode: str = "fixed", max_
             continue
         edges, path = found
         start = path[0]
-        context = edges
         if mode == "choose":  # more verified paths from the same start: the choice the generator makes
             own = [t for t in templates if t.start_type == world.type_of(start)]
             paths = [edges]
@@ -158,19 +162,20 @@ def make_offer(world: World, seed: int, index: int, *, mode: str = "fixed", max_
                 more = _verified_path(world, rng.choice(own), rng, start)
                 if more is not None and more[0] not in paths:
                     paths.append(more[0])
-            context = tuple(dict.fromkeys(e for p in paths for e in p))
-            path = list(dict.fromkeys(n for p in paths for e in p for n in (e.head, e.tail)))
-        if mode in ("generate", "choose"):
-            context = context + tuple(distractor_edges(world, path, context, rng, n_context - len(context)))
+            rng.shuffle(paths)
+            return Offer(mode, start, edges, tuple(dict.fromkeys(e for p in paths for e in p)), f"{seed}-{index}", tuple(paths))
+        context = edges
+        if mode == "generate":
+            context = edges + tuple(distractor_edges(world, path, edges, rng, n_context - len(edges)))
             context = tuple(rng.sample(context, len(context)))
         return Offer(mode, start, edges, context, f"{seed}-{index}")
     raise ConfigError(f"no offer found at index {index} after {max_attempts} attempts")
 
 
-def walk_text(offer: Offer) -> str:
-    """The offered path in walking order from its start, e.g.
+def walk_text(offer: Offer, path: tuple[Edge, ...] | None = None) -> str:
+    """The offered path (or another ``path`` from the offer's start) in walking order, e.g.
     ``thread_1 <authored< account_55 >alias_of> person_33``: the answer is its last entity."""
-    chain = _chain_query(offer.start, offer.path)
+    chain = _chain_query(offer.start, offer.path if path is None else path)
     if chain is None:
         raise ConfigError(f"offer {offer.offer_id!r}: its path is not a chain from its start")
     query, path = chain
@@ -185,9 +190,9 @@ def generator_messages(world: World, offer: Offer) -> list[dict[str, str]]:
     """The chat prompt of the generator for an offer."""
     if offer.mode == "fixed":
         user = f"Path: {walk_text(offer)}\nStart: {world.surface(offer.start)} = {offer.start}"
-    elif offer.mode == "choose":  # numbered edges: the proposal names them by number
-        lines = "; ".join(f"{k} {e.head} {e.relation} {e.tail}" for k, e in enumerate(offer.context, 1))
-        user = f"Start: {world.surface(offer.start)} = {offer.start}\nEdges: {lines}"
+    elif offer.mode == "choose":  # numbered paths: the proposal names one by its number
+        lines = "\n".join(f"{k}: {walk_text(offer, c)}" for k, c in enumerate(offer.choices, 1))
+        user = f"Start: {world.surface(offer.start)} = {offer.start}\n{lines}"
         return [{"role": "system", "content": CHOOSE_SYSTEM_PROMPT}, {"role": "user", "content": user}]
     else:  # the generator picks the start and the path itself
         lines = "; ".join(f"{e.head} {e.relation} {e.tail}" for e in offer.context)
@@ -209,12 +214,12 @@ def format_proposal(proposal: Proposal) -> str:
 def gold_proposal(world: World, offer: Offer, seed: int = 0) -> str:
     """A correct proposal for an offer (warm-start demonstrations): the offered path, phrased
     (``fixed`` offers: question and answer; ``generate`` offers: the chosen path as well;
-    ``choose`` offers: the numbers of the offered path's edges)."""
+    ``choose`` offers: the number of the offered path)."""
     chain = _chain_query(offer.start, offer.path)
     if chain is None:
         raise ConfigError(f"offer {offer.offer_id!r}: its path is not a chain from its start")
     if offer.mode == "choose":
-        return format_proposal(Proposal("", "", (), tuple(offer.context.index(e) + 1 for e in offer.path)))
+        return format_proposal(Proposal("", "", (), (offer.choices.index(offer.path) + 1,)))
     query, path = chain
     rng = random.Random(f"gold:{seed}:{offer.offer_id}")
     question = question_text(world, query, world.type_of(path[-1]), [world.type_of(n) for n in path[1:]], rng)
@@ -222,8 +227,8 @@ def gold_proposal(world: World, offer: Offer, seed: int = 0) -> str:
 
 
 def parse_proposal(completion: str) -> Proposal | str:
-    """A `Proposal`, or a message saying what is malformed. Accepts Q/A/E lines, a ``P:`` line of
-    edge numbers (choose mode), or JSON ``{"question", "answer", "evidence": [[h, r, t], ...]}``.
+    """A `Proposal`, or a message saying what is malformed. Accepts Q/A/E lines, a ``P:`` line with
+    a path's number (choose mode), or JSON ``{"question", "answer", "evidence": [[h, r, t], ...]}``.
     Never raises."""
     if not isinstance(completion, str) or not completion.strip():
         return "empty completion"
@@ -246,7 +251,7 @@ def parse_proposal(completion: str) -> Proposal | str:
     if isinstance(fields.get("P"), str) and not question:  # choose mode: edge numbers only
         numbers = fields["P"].replace(",", " ").split()
         if not numbers or not all(n.isdigit() and len(n) <= 4 for n in numbers):
-            return "the P: line must list edge numbers, e.g. 'P: 3 1'"
+            return "the P: line must hold a path's number, e.g. 'P: 2'"
         return Proposal("", "", (), tuple(int(n) for n in numbers))
     if not isinstance(question, str) or not question:
         return "missing the Q: line"
@@ -283,7 +288,7 @@ def validate_proposal(
     if isinstance(proposal, str):
         return Verdict(FailureReason.MALFORMED, proposal), None
     if (offer is not None and offer.mode == "choose") or proposal.refs:
-        resolved = resolve_choice(world, proposal, offer, max_hops)
+        resolved = resolve_choice(world, proposal, offer)
         if isinstance(resolved, Verdict):
             return resolved, None
         proposal = resolved
@@ -322,27 +327,23 @@ def validate_proposal(
     return verdict, (task if verdict.ok else None)
 
 
-def resolve_choice(world: World, proposal: Proposal, offer: Offer | None, max_hops: int = MAX_PROPOSAL_HOPS) -> Proposal | Verdict:
-    """A choose-mode proposal as the question, answer and evidence it stands for: each number is
-    the offered edge it names, the path walks from the offer's start, and osint-gym phrases the
-    question (seeded by the offer and the numbers). A `Verdict` says why it stands for none."""
+def resolve_choice(world: World, proposal: Proposal, offer: Offer | None) -> Proposal | Verdict:
+    """A choose-mode proposal as the question, answer and evidence it stands for: its number is the
+    offered path it names, and osint-gym phrases the question (seeded by the offer and the number).
+    A `Verdict` says why it stands for none."""
     if offer is None or offer.mode != "choose":
-        return Verdict(FailureReason.MALFORMED, "edge numbers (a P: line) answer a choose-mode offer only")
-    if not proposal.refs:
-        return Verdict(FailureReason.MALFORMED, "a choose-mode offer needs a P: line of edge numbers")
-    if len(proposal.refs) > max_hops:
-        return Verdict(FailureReason.TOO_LARGE, f"{len(proposal.refs)} hops (max {max_hops})")
-    bad = [k for k in proposal.refs if not 1 <= k <= len(offer.context)]
-    if bad:
-        return Verdict(FailureReason.OUT_OF_RANGE, f"edge {bad[0]} was not offered (edges 1..{len(offer.context)})")
-    edges = tuple(offer.context[k - 1] for k in proposal.refs)
+        return Verdict(FailureReason.MALFORMED, "a path number (a P: line) answers a choose-mode offer only")
+    if len(proposal.refs) != 1:
+        return Verdict(FailureReason.MALFORMED, f"a choose-mode offer takes one path number (P: k), got {len(proposal.refs)}")
+    k = proposal.refs[0]
+    if not 1 <= k <= len(offer.choices):
+        return Verdict(FailureReason.OUT_OF_RANGE, f"path {k} was not offered (paths 1..{len(offer.choices)})")
+    edges = offer.choices[k - 1]
     chain = _chain_query(offer.start, edges)
-    if chain is None:
-        return Verdict(FailureReason.NOT_A_PATH, f"edges {' '.join(map(str, proposal.refs))} do not walk a path from {offer.start}")
+    if chain is None:  # an offer built by make_offer never gets here; a hand-made one might
+        return Verdict(FailureReason.NOT_A_PATH, f"offered path {k} does not walk from {offer.start}")
     query, path = chain
-    if len(set(path)) != len(path):
-        return Verdict(FailureReason.NOT_A_PATH, "the path revisits an entity")
-    rng = random.Random(f"choose:{offer.offer_id}:{proposal.refs}")
+    rng = random.Random(f"choose:{offer.offer_id}:{k}")
     question = question_text(world, query, world.type_of(path[-1]), [world.type_of(n) for n in path[1:]], rng)
     return Proposal(question, path[-1], edges, proposal.refs)
 

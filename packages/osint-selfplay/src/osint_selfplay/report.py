@@ -116,10 +116,27 @@ def _comparison_lines(comparisons: dict[str, Any], where: str, prefix: str, stro
     return lines
 
 
+def _uniform_control_lines(rounds: list[dict[str, Any]]) -> list[str]:
+    """Self-play vs the uniform-task control. When no generated task reached the answerer, its GRPO
+    rows were osint-gym seed tasks only, the same rows (same stream, same order) a run with
+    ``answerer.generated_share = 0`` trains on: the two answerers are one run, the delta is 0 by
+    construction, and the summary says so instead of printing a comparison."""
+    mixes = [r.get("answerer", {}).get("mix") for r in rounds]
+    if not rounds or not all(mixes):
+        return []
+    generated = sum(m.get("generated", 0) for m in mixes if m)
+    if generated:
+        return [f"self-play vs uniform tasks: {generated} generated tasks trained the answerer; the uniform-task control is "
+                "a second run with --set answerer.generated_share=0 compared by osint-eval compare (see the README)"]
+    return ["self-play vs uniform tasks: no generated task reached the answerer (0 in the frontier band or valid), so its "
+            "rows were the uniform seed tasks a generated_share=0 run trains on: the same run, delta 0 by construction"]
+
+
 def format_summary(summary: dict[str, Any]) -> str:
     lines = ["== osint-selfplay run summary =="]
     for rnd in summary.get("rounds", []):
         lines += _round_lines(rnd)
+    lines += _uniform_control_lines(summary.get("rounds", []))
     ws = summary.get("warm_start")
     if ws:
         lines.append(_sft_line("warm start", ws))
