@@ -10,8 +10,8 @@ A generator is shown an `Offer`: in ``fixed`` mode a verified path to phrase as 
 In ``fixed`` mode the ``E:`` line may be left out: the evidence is then the offered path itself
 (taken from the offer, not from anything the model states).
 
-In ``choose`` mode the offer shows a start entity and numbered paths from it (up to
-`CHOOSE_PATHS` verified paths of one to ``max_hops`` hops, in a seeded order); the generator answers
+In ``choose`` mode the offer shows a start entity and numbered paths from it (`CHOOSE_PATHS`
+verified paths of one to ``max_hops`` hops, in a seeded order); the generator answers
 with one number::
 
     P: 2
@@ -49,7 +49,7 @@ from osint_gym.tasks.verify import DEFAULT_MAX_PARALLEL_CALLS, DEFAULT_MAX_STEPS
 from osint_gym.world.graph import World
 
 OFFER_MODES = ("fixed", "generate", "choose")
-CHOOSE_PATHS = 4  # verified paths from the start that a choose-mode offer tries to show
+CHOOSE_PATHS = 3  # verified paths from one start that every choose-mode offer shows (a start with fewer is skipped)
 MAX_PROPOSAL_HOPS = 4
 SYSTEM_PROMPT = "Write a question whose answer is one entity, as Q:, A: and E: lines."
 CHOOSE_SYSTEM_PROMPT = "Choose the path to ask about: reply P: and its number."
@@ -138,7 +138,7 @@ def _verified_path(world: World, template: Template, rng: random.Random,
 def make_offer(world: World, seed: int, index: int, *, mode: str = "fixed", max_hops: int = 2,
                n_context: int = 10, max_attempts: int = 400) -> Offer:
     """Offer ``index``: a path unique without filters (so that a proposal can express it), verified
-    by the oracle; in ``generate`` mode with nearby distractor edges; in ``choose`` mode among up to
+    by the oracle; in ``generate`` mode with nearby distractor edges; in ``choose`` mode among
     `CHOOSE_PATHS` verified paths from the same start, shuffled, numbered in the prompt.
     Pure in (seed, index)."""
     if mode not in OFFER_MODES:
@@ -162,6 +162,8 @@ def make_offer(world: World, seed: int, index: int, *, mode: str = "fixed", max_
                 more = _verified_path(world, rng.choice(own), rng, start)
                 if more is not None and more[0] not in paths:
                     paths.append(more[0])
+            if len(paths) < CHOOSE_PATHS:  # every offer numbers the same count, so any number in range is a task
+                continue
             rng.shuffle(paths)
             return Offer(mode, start, edges, tuple(dict.fromkeys(e for p in paths for e in p)), f"{seed}-{index}", tuple(paths))
         context = edges
