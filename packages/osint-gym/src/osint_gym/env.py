@@ -55,10 +55,9 @@ World, e.g. a loaded MetaQA graph), ``tasks`` (fixed task list), ``benchmark`` (
 ``difficulty``, ``family``, ``task_seed``, ``max_steps`` (24), ``max_parallel_calls`` (4),
 ``reward_config``, ``max_observation_chars`` (16384; a longer observation loses the last items of
 its longest lists and says so in ``"truncated"``, staying valid JSON; a compact one loses whole
-trailing record lines and ends with a ``truncated:`` line), ``describe_tools`` (default true: the
-reset observation states the budgets and lists the tools; false: it is the question alone, for a
-model trained on this env, which needs no description), ``observation_format`` ("json" or
-"compact"; part of the budgets a task is verified under), ``render_mode`` ("ansi").
+trailing record lines and ends with a ``truncated:`` line), ``observation_format`` ("json" or
+"compact"; part of the budgets a task is verified under), ``describe_tools`` (false: the reset
+observation is the question alone, without budgets or tools), ``render_mode`` ("ansi").
 Given tasks are verified under the env's observation budget (and step / parallel-call budgets no
 smaller than the defaults: a tighter step budget is a harder evaluation of a valid task) unless
 they carry a verification stamp that covers this world and these budgets (sampled and benchmark
@@ -145,13 +144,11 @@ class OSINTEnv(gym.Env[str, str]):
             raise ConfigError(f"difficulty must be one of {DIFFICULTIES} or None, got {difficulty!r}")
         if seed is not None:
             check_seed(seed)
-        self.render_mode = render_mode
-        self.budgets = Budgets(max_steps, max_parallel_calls, max_observation_chars, observation_format)
-        self.observation_format = observation_format
+        self.render_mode, self.budgets = render_mode, Budgets(max_steps, max_parallel_calls, max_observation_chars, observation_format)
         if not isinstance(describe_tools, bool):
             raise ConfigError(f"describe_tools must be true or false, got {describe_tools!r}")
-        self.describe_tools = describe_tools
-        self.max_steps, self.max_parallel_calls, self.max_observation_chars = max_steps, max_parallel_calls, max_observation_chars
+        self.observation_format, self.describe_tools, self.max_steps = observation_format, describe_tools, max_steps
+        self.max_parallel_calls, self.max_observation_chars = max_parallel_calls, max_observation_chars
         self.reward_config = RewardConfig.from_dict(reward_config) if isinstance(reward_config, dict) else (reward_config or RewardConfig())
         self.difficulty, self.family = difficulty, family
         if benchmark is not None:

@@ -180,9 +180,9 @@ def walk_text(offer: Offer, path: tuple[Edge, ...] | None = None) -> str:
     chain = _chain_query(offer.start, offer.path if path is None else path)
     if chain is None:
         raise ConfigError(f"offer {offer.offer_id!r}: its path is not a chain from its start")
-    query, path = chain
-    parts = [path[0]]
-    for hop, node in zip(query.hops, path[1:]):
+    query, nodes = chain
+    parts = [nodes[0]]
+    for hop, node in zip(query.hops, nodes[1:]):
         parts.append(f">{hop.relation}>" if hop.direction is Direction.OUT else f"<{hop.relation}<")
         parts.append(node)
     return " ".join(parts)

@@ -94,7 +94,7 @@ def sft_generator_rows(pool: WorldPool, cfg: RunConfig) -> list[dict[str, Any]]:
 
 
 def mix_answerer_rows(pool: WorldPool, cfg: RunConfig, generated: list[Task], round_index: int,
-                      stream: str = streams.TRAIN) -> tuple[list[dict[str, Any]], dict[str, int]]:
+                      stream: str = streams.TRAIN) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """The answerer's round dataset: generated tasks up to ``generated_share``, seed tasks for the
     rest; if too few generated tasks validated (or lay in the ``answerer.frontier`` band of
     estimated solve rates), seed tasks top them up and the counts are returned.
