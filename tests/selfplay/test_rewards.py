@@ -180,3 +180,14 @@ def test_answerer_ids_one_per_line_are_judged_by_the_last_line_only(world):
     out = reward(prompts=[None] * 4, completions=listed, task=[json.dumps(task.to_dict())] * 4,
                  context=[context_to_json(ctx)] * 4)
     assert out == pytest.approx([1.2, 1.2, 0.0, 0.0])
+
+
+def test_a_choose_proposal_out_of_range_gets_its_graded_reward_and_a_valid_one_is_grounded(pool, world):
+    cfg = GeneratorConfig()
+    reward = GeneratorReward(pool, cfg, FixedSolver(0.5))
+    offer = proposals.make_offer(world, 0, 1, mode="choose", max_hops=2)
+    texts = [f"P: {len(offer.choices) + 1}", "P: 1 2", proposals.gold_proposal(world, offer)]
+    out = reward(prompts=[None] * 3, completions=[_msg(t) for t in texts], offer=[offer.to_json()] * 3, world_seed=[world.seed] * 3)
+    assert out[:2] == [cfg.invalid_rewards["out_of_range"], cfg.invalid_rewards["malformed"]] == [-0.8, -1.0]
+    assert out[2] == cfg.learnability_weight * 1.0 + cfg.grounding_weight * 1.0  # p = 0.5: full learnability, grounded
+    assert dict(reward.reasons) == {"out_of_range": 1, "malformed": 1, "ok": 1}

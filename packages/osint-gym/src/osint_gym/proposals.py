@@ -86,7 +86,7 @@ class Proposal:
     question: str
     answer: str
     evidence: tuple[Edge, ...]
-    refs: tuple[int, ...] = ()  # choose mode: the offered edges' numbers (1-based), in path order
+    refs: tuple[int, ...] = ()  # choose mode: the numbers written on the P: line (valid: one, 1-based)
 
 
 def _chain_query(start: str, edges: tuple[Edge, ...]) -> tuple[Query, list[str]] | None:
@@ -250,7 +250,7 @@ def parse_proposal(completion: str) -> Proposal | str:
             if m and m.group(1).upper() not in fields:
                 fields[m.group(1).upper()] = m.group(2).strip()
     question, answer, evidence = fields.get("Q"), fields.get("A"), fields.get("E")
-    if isinstance(fields.get("P"), str) and not question:  # choose mode: edge numbers only
+    if isinstance(fields.get("P"), str) and not question:  # choose mode: a path number only
         numbers = fields["P"].replace(",", " ").split()
         if not numbers or not all(n.isdigit() and len(n) <= 4 for n in numbers):
             return "the P: line must hold a path's number, e.g. 'P: 2'"
@@ -383,8 +383,8 @@ def validate_sampled(
 
 def grounding(offer: Offer, proposal: Proposal) -> float:
     """Share of the proposal's evidence edges that the offer showed (measured, not claimed); a
-    ``fixed`` proposal that leaves the evidence to the offer, and a ``choose`` proposal of edge
-    numbers, are grounded by construction."""
+    ``fixed`` proposal that leaves the evidence to the offer, and a ``choose`` proposal's path
+    number, are grounded by construction."""
     if proposal.refs:
         return 1.0 if offer.mode == "choose" else 0.0
     if not proposal.evidence:

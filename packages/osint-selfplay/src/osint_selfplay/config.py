@@ -180,7 +180,8 @@ class GeneratorConfig:
     duplicate_jaccard: float = _f(0.9, "Question-token Jaccard similarity at or above which proposals are near-duplicates.")
     invalid_rewards: dict[str, float] = _f(
         {"malformed": -1.0, "unknown_entity": -0.8, "edge_not_in_world": -0.7, "not_a_path": -0.6, "too_large": -0.5,
-         "answer_mismatch": -0.5, "answer_leaked": -0.5, "ambiguous": -0.4, "start_not_named": -0.3, "unsolvable": -0.2},
+         "answer_mismatch": -0.5, "answer_leaked": -0.5, "ambiguous": -0.4, "start_not_named": -0.3, "unsolvable": -0.2,
+         "out_of_range": -0.8},
         "Reward of an invalid proposal, by failure reason (all negative).")
     sample_tasks: int = _f(256, "Proposals sampled from the trained generator each round for the answerer.")
     sample_temperature: float = _f(1.0, "Temperature when sampling those proposals.")
@@ -286,7 +287,7 @@ class RunConfig:
     model_topology: str = _f("dual", "'dual' (two models) or 'shared' (one model plays both roles).")
     tuning_mode: str = _f("full", "'full' or 'lora' (see [lora]).")
     canonical_graph_mode: str = _f("fixed", "'fixed' (phrase an offered verified path), 'generate' (pick a path in a subgraph and phrase it) "
-                                       "or 'choose' (name a path by the numbers of offered edges; osint-gym phrases it).")
+                                       "or 'choose' (pick one of the offered verified paths by its number; osint-gym phrases it).")
     train_worlds: int = _f(32, "Distinct generated worlds the training data is drawn from (seeds disjoint from the benchmark's), so that a model learns to read its context instead of memorising one world.")
     dry_run: bool = _f(False, "Materialise every dataset and artifact, skip the gradient updates.")
     torch_threads: int = _f(0, "torch intra-op CPU threads, pinned for reproducibility: CPU float sums are split by thread, so another count changes results in the last bits and then every sample after them. 0: torch's default (the machine's cores), recorded in run.json.")

@@ -95,7 +95,7 @@ class FailureReason(str, Enum):
     TOO_LARGE = "too_large"  # too many hops or too long a question
     UNSOLVABLE = "unsolvable"  # the tool-only oracle cannot reach the answer within the step budget
     DUPLICATE = "duplicate"  # a near-copy of a task seen before (checked by callers that keep history)
-    OUT_OF_RANGE = "out_of_range"  # a choose-mode proposal names an edge number the offer did not show
+    OUT_OF_RANGE = "out_of_range"  # a choose-mode proposal names a path number the offer did not show
 
 
 @dataclass(frozen=True)
