@@ -67,24 +67,33 @@ def test_env_step_never_raises_and_stays_in_its_spaces(env, action):
         env.reset(seed=1)
 
 
+def _fastest(fn, text, repeats=3):
+    """(result, the fastest of ``repeats`` timings): a hostile input is slow every time, while a
+    scheduler or GC pause on a loaded 2-core machine hits one timing only."""
+    best, result = float("inf"), None
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        result = fn(text)
+        best = min(best, time.perf_counter() - t0)
+    return result, best
+
+
 @FUZZ
 @given(action=actions)
 def test_action_parsing_is_bounded_in_time(action):
-    t0 = time.perf_counter()
-    parsed = parse_action(action)
-    assert time.perf_counter() - t0 < PARSE_BOUND_S
+    parsed, seconds = _fastest(parse_action, action)
+    assert seconds < PARSE_BOUND_S
     assert parsed.ok or parsed.error
 
 
 @FUZZ
 @given(text=actions)
 def test_answer_and_proposal_parsers_return_typed_results(text):
-    t0 = time.perf_counter()
-    a = parse_answer(text)
-    p = parse_proposal(text)
-    assert time.perf_counter() - t0 < PARSE_BOUND_S
+    a, answer_seconds = _fastest(parse_answer, text)
+    p, proposal_seconds = _fastest(parse_proposal, text)
+    assert answer_seconds + proposal_seconds < PARSE_BOUND_S
     assert a.answer is None or isinstance(a.answer, (str, list))
-    assert isinstance(p, str) or p.question
+    assert isinstance(p, str) or p.question or p.refs  # a choose-mode proposal is a path number, no question
 
 
 @FUZZ
