@@ -1,4 +1,4 @@
-"""``osint-gym``: demo, export benchmark splits, verify task files.
+"""``osint-gym``: demo, export benchmark splits, verify task files, serve OSINT-v0 over the network.
 
 Errors are one line on stderr with exit status 2; Ctrl-C is one line with status 130. ``export``
 never overwrites an existing file unless ``--overwrite`` is given, and writes atomically (a cut run
@@ -14,10 +14,11 @@ import sys
 import tempfile
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 from osint_gym.__about__ import __version__
 from osint_gym.errors import ConfigError, OSINTGymError
-from osint_gym.tasks.task import DIFFICULTIES
+from osint_gym.tasks.task import DEFAULT_BUDGETS, DIFFICULTIES
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -40,7 +41,53 @@ def _parser() -> argparse.ArgumentParser:
     world.add_argument("--split", help="the benchmark split whose world the tasks belong to, e.g. v0:test")
     world.add_argument("--metaqa-kb", help="an imported MetaQA kb.txt (head|relation|tail) the tasks belong to")
     world.add_argument("--tsv", help="an imported head<TAB>relation<TAB>tail graph the tasks belong to")
+    _serve_parser(sub)
     return p
+
+
+def _serve_parser(sub: Any) -> None:
+    s = sub.add_parser("serve", help="serve OSINT-v0 over OpenEnv's WebSocket protocol (needs osint-gym[serve])")
+    s.add_argument("--host", default="127.0.0.1", help="interface to listen on (default: loopback only)")
+    s.add_argument("--port", type=int, default=8000)
+    world = s.add_mutually_exclusive_group()
+    world.add_argument("--benchmark", default=None, help="the benchmark split every session plays (default v0:test)")
+    world.add_argument("--world-config", help="a world TOML (configs/gym/*.toml): sessions play tasks sampled on it")
+    s.add_argument("--seed", type=int, default=0, help="world seed with --world-config")
+    s.add_argument("--max-steps", type=int, default=DEFAULT_BUDGETS.max_steps)
+    s.add_argument("--max-parallel-calls", type=int, default=DEFAULT_BUDGETS.max_parallel_calls)
+    s.add_argument("--max-observation-chars", type=int, default=DEFAULT_BUDGETS.max_observation_chars)
+    s.add_argument("--observation-format", choices=("json", "compact"), default=DEFAULT_BUDGETS.observation_format)
+    s.add_argument("--bare-prompt", action="store_true", help="the reset observation is the question alone")
+    s.add_argument("--max-sessions", type=int, default=512)
+    s.add_argument("--idle-timeout", type=float, default=300.0, help="seconds before an idle session is closed")
+    s.add_argument("--max-message-bytes", type=int, default=65536)
+    s.add_argument("--rate", type=float, default=500.0, help="frames per second per session (2 s of burst)")
+    s.add_argument("--token-env", default=None, metavar="VAR",
+                   help="require 'Authorization: Bearer <token>', the token read from this environment variable")
+
+
+def _serve(args: argparse.Namespace) -> int:
+    from osint_gym.serve.app import serve
+    from osint_gym.serve.protocol import ServeSettings
+    from osint_gym.world import WorldConfig
+
+    if not 0 < args.port < 65536:
+        raise ConfigError(f"--port must be in 1..65535, got {args.port}")
+    token = None
+    if args.token_env:
+        token = os.environ.get(args.token_env)
+        if not token:
+            raise ConfigError(f"--token-env {args.token_env}: that environment variable is not set")
+    env = {"max_steps": args.max_steps, "max_parallel_calls": args.max_parallel_calls,
+           "max_observation_chars": args.max_observation_chars, "observation_format": args.observation_format,
+           "describe_tools": not args.bare_prompt}
+    settings = ServeSettings(
+        benchmark=None if args.world_config else (args.benchmark or "v0:test"),
+        world_config=WorldConfig.from_toml(args.world_config).to_dict() if args.world_config else None,
+        seed=args.seed, env=env, max_sessions=args.max_sessions, idle_timeout_s=args.idle_timeout,
+        max_message_bytes=args.max_message_bytes, rate_per_session=args.rate, token=token)
+    serve(settings, args.host, args.port)
+    return 0
 
 
 def _check_out(out: str, overwrite: bool) -> Path:
@@ -98,6 +145,8 @@ def main(argv: list[str] | None = None) -> int:
             return _export(args)
         if args.command == "verify":
             return _verify(args)
+        if args.command == "serve":
+            return _serve(args)
         from osint_gym.demo import main as demo
 
         demo(getattr(args, "seed", 0), getattr(args, "difficulty", "hard"))
