@@ -179,7 +179,7 @@ def test_use_vllm_without_vllm_fails_clearly(tmp_path, tiny_path):
     from trl.import_utils import is_vllm_available
 
     assert not is_vllm_available()  # this machine has no vLLM (it cannot run here)
-    cfg = load_config(None, micro_overrides(tmp_path / "run", use_vllm="true", vllm_mode="'server'"))
+    cfg = load_config(None, micro_overrides(tmp_path / "run", use_vllm="true", vllm_mode="'colocate'"))
     with pytest.raises(ConfigError, match=r"use_vllm = true, but vLLM is not installed.*osint-selfplay\[vllm\]"):
         SelfPlayRun(cfg).run()
     assert not (tmp_path / "run" / "warm_start").exists()  # nothing trained before the error

@@ -1,4 +1,5 @@
-"""``osint-selfplay``: train (self-play rounds) and generate (sample + validate tasks from a generator).
+"""``osint-selfplay``: train (self-play rounds), generate (sample + validate tasks from a generator),
+push (a run folder to the Hub) and launch (a run as a Hugging Face Job).
 
 ``--help`` is instant: torch, trl and transformers are imported inside the commands.
 """
@@ -38,6 +39,19 @@ def _parser() -> argparse.ArgumentParser:
     g.add_argument("--temperature", type=float, default=1.0)
     g.add_argument("--seed", type=int, default=0)
     g.add_argument("--overwrite", action="store_true", help="replace --out if it exists (without it, an existing file is refused)")
+    u = sub.add_parser("push", help="upload a run folder (reports, summaries, final models) to a Hugging Face Hub model repo")
+    u.add_argument("run_dir", help="the run's output_dir (holds run.json)")
+    u.add_argument("--repo-id", required=True, help="user-or-org/name (created if missing)")
+    u.add_argument("--private", action="store_true", help="create the repo private")
+    u.add_argument("--revision", help="branch to push to (default: main)")
+    j = sub.add_parser("launch", help="submit `osint-selfplay train` on this config as a Hugging Face Job")
+    j.add_argument("--config", required=True, help="TOML run config (it travels with the job)")
+    j.add_argument("--set", dest="overrides", action="extend", nargs="+", default=[], metavar="KEY=VALUE")
+    j.add_argument("--flavor", default="a10g-large", help="Jobs hardware flavor (default a10g-large)")
+    j.add_argument("--image", help="container image (default: a PyTorch CUDA runtime image)")
+    j.add_argument("--timeout", default="8h", help="job timeout, e.g. 90m or 8h (default 8h)")
+    j.add_argument("--push-to", metavar="REPO_ID", help="push the run folder here when training ends")
+    j.add_argument("--dry-run", action="store_true", help="print the job spec as JSON and submit nothing")
     return p
 
 
@@ -90,6 +104,25 @@ def _generate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _push(args: argparse.Namespace) -> int:
+    from osint_selfplay.hub import push_run
+
+    print(f"pushed {args.run_dir} to {args.repo_id}: {push_run(args.run_dir, args.repo_id, private=args.private, revision=args.revision)}")
+    return 0
+
+
+def _launch(args: argparse.Namespace) -> int:
+    from osint_selfplay.hub import DEFAULT_IMAGE, job_spec, spec_json, submit
+
+    spec = job_spec(args.config, args.overrides, flavor=args.flavor, image=args.image or DEFAULT_IMAGE,
+                    timeout=args.timeout, repo_id=args.push_to)
+    if args.dry_run:
+        print(spec_json(spec))
+        return 0
+    print(f"submitted: {submit(spec)}")
+    return 0
+
+
 def _resume_hint(args: argparse.Namespace) -> str:
     """How to continue an interrupted command (finished phases are kept; the unfinished one restarts)."""
     if args.command != "train":
@@ -107,7 +140,7 @@ def main(argv: list[str] | None = None) -> int:
     from osint_selfplay.errors import SelfPlayError
 
     try:
-        return _train(args) if args.command == "train" else _generate(args)
+        return {"train": _train, "generate": _generate, "push": _push, "launch": _launch}[args.command](args)
     except KeyboardInterrupt:
         print(f"osint-selfplay: interrupted. {_resume_hint(args)}", file=sys.stderr)
         return 130

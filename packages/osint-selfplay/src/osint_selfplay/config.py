@@ -100,6 +100,7 @@ GRPO_DEFAULTS: dict[str, Any] = {
 # GRPOConfig fields the run sets itself: one place each, so a phase table may not set them.
 GRPO_RUN_KEYS = {"output_dir": "output_dir", "seed": "seed", "use_vllm": "use_vllm", "vllm_mode": "vllm_mode",
                  "vllm_gpu_memory_utilization": "vllm_gpu_memory_utilization", "report_to": "report_to",
+                 "vllm_server_base_url": "vllm_server_base_url", "vllm_server_timeout": "vllm_server_timeout",
                  "use_cpu": "the run (from the machine)"}
 
 
@@ -297,6 +298,8 @@ class RunConfig:
     use_vllm: bool = _f(False, "Generate with vLLM (GPU; needs the vllm extra).")
     vllm_mode: str = _f("colocate", "'colocate' or 'server'.")
     vllm_gpu_memory_utilization: float = _f(0.3, "GRPOConfig.vllm_gpu_memory_utilization (colocate).")
+    vllm_server_base_url: str = _f("", "vllm_mode = 'server': the URL of a running `trl vllm-serve`, e.g. http://10.0.0.5:8000 (GRPOConfig.vllm_server_base_url); checked for /health before any model is loaded.")
+    vllm_server_timeout: float = _f(240.0, "vllm_mode = 'server': seconds TRL waits for the server (GRPOConfig.vllm_server_timeout).")
     model: ModelConfig = field(default_factory=ModelConfig)
     lora: LoraConfig = field(default_factory=LoraConfig)
     warm_start: WarmStartConfig = field(default_factory=WarmStartConfig)
@@ -313,6 +316,10 @@ class RunConfig:
         _choice("tuning_mode", self.tuning_mode, ("full", "lora"))
         _choice("canonical_graph_mode", self.canonical_graph_mode, ("fixed", "generate", "choose"))
         _choice("vllm_mode", self.vllm_mode, ("colocate", "server"))
+        if self.use_vllm and self.vllm_mode == "server" and not self.vllm_server_base_url.startswith(("http://", "https://")):
+            raise ConfigError("use_vllm with vllm_mode = 'server' needs vllm_server_base_url = 'http://<host>:<port>' "
+                              f"(where `trl vllm-serve` listens); got {self.vllm_server_base_url!r}")
+        _positive("vllm_server_timeout", self.vllm_server_timeout)
         _positive("rounds", self.rounds)
         _positive("torch_threads", self.torch_threads, 0)
         from osint_gym.benchmark import parse_ref

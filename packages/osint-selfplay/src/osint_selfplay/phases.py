@@ -31,10 +31,27 @@ def _peft_config(cfg: RunConfig) -> Any:
                       target_modules=list(cfg.lora.target_modules), task_type="CAUSAL_LM")
 
 
-def check_vllm(cfg: RunConfig) -> None:
-    """A clear error before any model is loaded when vLLM is asked for but missing."""
+def check_vllm(cfg: RunConfig, probe_seconds: float = 5.0) -> None:
+    """A clear error before any model is loaded when vLLM is asked for but missing: in server mode
+    the `trl vllm-serve` URL must answer ``/health`` within ``probe_seconds`` (TRL itself would wait
+    ``vllm_server_timeout``, 240 s by default, and then fail)."""
     if not cfg.use_vllm:
         return
+    if cfg.vllm_mode == "server":
+        import urllib.error
+        import urllib.request
+
+        url = cfg.vllm_server_base_url.rstrip("/") + "/health"  # what TRL's VLLMClient.check_server polls
+        try:
+            with urllib.request.urlopen(url, timeout=probe_seconds) as response:  # noqa: S310 - the configured server
+                ok = response.status == 200
+        except (OSError, urllib.error.URLError) as exc:
+            ok, why = False, str(getattr(exc, "reason", exc))
+        else:
+            why = "it did not answer 200"
+        if not ok:
+            raise ConfigError(f"no vLLM server answers at {url} ({why}); start one first, e.g. "
+                              "CUDA_VISIBLE_DEVICES=7 trl vllm-serve --model <model> --port 8000 (see the README's scale-out recipe)")
     from trl.import_utils import is_vllm_available
 
     if not is_vllm_available():

@@ -64,7 +64,9 @@ def grpo_config(phase: GRPOPhaseConfig, cfg: RunConfig, output_dir: str, seed: i
 
     check_phase(phase, path)
     args = {**device_args(cfg), "output_dir": output_dir, "seed": seed, "use_vllm": cfg.use_vllm, "vllm_mode": cfg.vllm_mode,
-            "vllm_gpu_memory_utilization": cfg.vllm_gpu_memory_utilization, **phase.to_dict()}
+            "vllm_gpu_memory_utilization": cfg.vllm_gpu_memory_utilization,
+            "vllm_server_base_url": cfg.vllm_server_base_url or None, "vllm_server_timeout": cfg.vllm_server_timeout,
+            **phase.to_dict()}
     try:
         return GRPOConfig(**args)
     except (ValueError, TypeError) as exc:
