@@ -139,33 +139,50 @@ def test_episode_reward_counts_zero_variance_groups_by_task_source():
                                             "seed": {"groups": 2, "zero_variance": 1, "share": 0.5}}
 
 
-def test_environment_factory_adapter_runs_one_trl_step(tmp_path, tiny_path):
+def _one_trl_tool_step(tmp_path, tiny_path, factory):
+    """One GRPO step of TRL's own tool loop with ``environment_factory=factory``; returns the trainer."""
     from datasets import Dataset
-    from transformers import AutoTokenizer
+    from transformers import AutoModelForCausalLM, AutoTokenizer
     from trl import GRPOConfig, GRPOTrainer
     from trl.chat_template_utils import qwen2_5_chat_template
 
     from osint_gym.benchmark import benchmark_tasks
-    from osint_gym.trl_env import OSINTToolEnv, task_rows
+    from osint_gym.trl_env import task_rows
 
     tok = AutoTokenizer.from_pretrained(tiny_path, padding_side="left")
     tok.chat_template = qwen2_5_chat_template  # a template TRL's tool loop recognises (Qwen family)
     tok.save_pretrained(tmp_path / "model")
-    from transformers import AutoModelForCausalLM
-
     AutoModelForCausalLM.from_pretrained(tiny_path).save_pretrained(tmp_path / "model")
     rows = task_rows(benchmark_tasks("v0:train", difficulty="easy", limit=4), split="v0:train")
     args = GRPOConfig(output_dir=str(tmp_path / "out"), max_steps=1, per_device_train_batch_size=4, num_generations=4,
                       max_completion_length=64, use_cpu=True, bf16=False, gradient_checkpointing=False, report_to="none",
                       logging_steps=1, save_strategy="no", learning_rate=1e-3)
     trainer = GRPOTrainer(model=str(tmp_path / "model"), args=args, train_dataset=Dataset.from_list(rows),
-                          processing_class=tok, environment_factory=OSINTToolEnv)
-    tools = {t["function"]["name"] for t in trainer.tools} if trainer.tools and isinstance(trainer.tools[0], dict) else set()
+                          processing_class=tok, environment_factory=factory)
     trainer.train()
-    logs = trainer.state.log_history
-    assert any("rewards/OSINTToolEnv/mean" in entry for entry in logs)
     assert trainer.state.global_step == 1
+    return trainer
+
+
+def test_environment_factory_adapter_runs_one_trl_step(tmp_path, tiny_path):
+    from osint_gym.trl_env import OSINTToolEnv
+
+    trainer = _one_trl_tool_step(tmp_path, tiny_path, OSINTToolEnv)
+    assert any("rewards/OSINTToolEnv/mean" in entry for entry in trainer.state.log_history)
+    tools = {t["function"]["name"] for t in trainer.tools} if trainer.tools and isinstance(trainer.tools[0], dict) else set()
     assert tools == set() or {"get_profile", "answer", "search_people"} <= tools
+
+
+def test_trl_trains_against_an_osint_v0_server(tmp_path, tiny_path):
+    """TRL's tool loop with every rollout's episode on a real `osint-gym serve` process."""
+    from osint_gym.serve.process import ServerProcess
+    from osint_gym.serve.remote import RemoteToolEnv
+
+    with ServerProcess(["--benchmark", "v0:train"]) as server:
+        trainer = _one_trl_tool_step(tmp_path, tiny_path, lambda: RemoteToolEnv(server.url))
+        rewards = [e["rewards/RemoteToolEnv/mean"] for e in trainer.state.log_history if "rewards/RemoteToolEnv/mean" in e]
+        assert rewards and -0.3 <= rewards[0] <= 1.5  # the env's reward range, computed on the server
+        assert server.health()["internal_errors"] == 0
 
 
 def test_adapter_forwards_tool_calls_and_scores_like_the_env():
