@@ -136,7 +136,8 @@ def test_standalone_script_creates_a_venv_installs_and_trains(tmp_path):
     env = {**os.environ, "PYTHON": _base_python()}
     env.pop("PYTHONPATH", None)
     done = subprocess.run([str(script), "--venv", str(venv), "--torch", "torch==2.13.0", "--",
-                           "--config", "configs/selfplay/tiny-cpu.toml", "--dry-run", "--set", f"output_dir='{run}'"],
+                           "--config", "configs/selfplay/tiny-cpu.toml", "--dry-run", "--set", f"output_dir='{run}'",
+                           "warm_start.answerer_examples=200", "warm_start.generator_examples=50"],
                           capture_output=True, text=True, env=env, timeout=1500)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     assert (venv / "bin" / "osint-selfplay").is_file() and (run / "summary.json").is_file()
