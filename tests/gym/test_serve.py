@@ -318,3 +318,32 @@ def test_clients_reject_bad_urls_and_timeouts():
         OSINTClient("http://127.0.0.1:1", timeout=0)
     with pytest.raises(RemoteError.__mro__[1]):  # an OSINTGymError, one line
         OSINTClient("http://127.0.0.1:1", timeout=1)
+
+
+def test_protocol_sessions_on_a_world_config_and_settings_checks():
+    """The frame semantics without a server: sampled tasks on a world config, the rate bucket, bad settings."""
+    from osint_gym.errors import ConfigError
+    from osint_gym.serve.protocol import ServeSettings, SessionManager
+    from osint_gym.world import WorldConfig
+
+    from pathlib import Path
+
+    cfg = WorldConfig.from_toml(str(Path(__file__).resolve().parents[2] / "configs" / "gym" / "world-hard.toml")).to_dict()
+    manager = SessionManager(ServeSettings(benchmark=None, world_config=cfg, seed=3, rate_per_session=2.0, max_sessions=1))
+    session = manager.open(0.0)
+    reply, close = session.handle(json.dumps({"type": "reset", "data": {"seed": 1}}), 0.0)
+    local = OSINTEnv(seed=3, world_config=cfg)
+    assert not close and reply["data"]["observation"]["text"] == local.reset(seed=1)[0]
+    codes = [session.handle('{"type": "state"}', 0.0)[0]["type"] for _ in range(4)]
+    assert codes == ["state", "state", "state", "error"]  # 2 s of burst at 2 frames/s, the reset took one
+    assert session.handle('{"type": "state"}', 1.0)[0]["type"] == "state"  # refilled
+    assert session.handle('{"type": "close"}', 5.0)[1] is True
+    with pytest.raises(Exception, match="sessions are in use"):
+        manager.open(0.0)
+    manager.close(session.id)
+    assert manager.health()["active_sessions"] == 0
+    for bad, match in (({"max_sessions": 0}, "max_sessions"), ({"rate_per_session": float("inf")}, "rate_per_session"),
+                       ({"token": "short"}, "at least 8"), ({"env": {"max_turns": 3}}, "unknown env setting"),
+                       ({"world_config": cfg}, "not both")):
+        with pytest.raises(ConfigError, match=match):
+            ServeSettings(**bad)
