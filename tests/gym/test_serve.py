@@ -322,11 +322,11 @@ def test_clients_reject_bad_urls_and_timeouts():
 
 def test_protocol_sessions_on_a_world_config_and_settings_checks():
     """The frame semantics without a server: sampled tasks on a world config, the rate bucket, bad settings."""
+    from pathlib import Path
+
     from osint_gym.errors import ConfigError
     from osint_gym.serve.protocol import ServeSettings, SessionManager
     from osint_gym.world import WorldConfig
-
-    from pathlib import Path
 
     cfg = WorldConfig.from_toml(str(Path(__file__).resolve().parents[2] / "configs" / "gym" / "world-hard.toml")).to_dict()
     manager = SessionManager(ServeSettings(benchmark=None, world_config=cfg, seed=3, rate_per_session=2.0, max_sessions=1))
