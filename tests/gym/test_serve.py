@@ -21,7 +21,6 @@ from osint_gym.tasks import names_entity
 from osint_gym.trl_env import OSINTToolEnv, task_rows
 from tests.gym.test_leakage import _outside_results, _random_action, _secrets
 
-pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 TOKEN = "s3cret-token-for-tests"
 
 

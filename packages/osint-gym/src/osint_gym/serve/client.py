@@ -96,8 +96,10 @@ class OSINTClient:
         self.url, self.timeout = ws_url(base_url), _check_timeout(timeout)
         sync_client = _websockets("sync.client")
         try:
+            # entered like `with connect(...) as ws` and left in close(): the form websockets >= 17.1 asks for
+            # (a bare connect() warns there), and one that works since websockets 13
             self._ws = sync_client.connect(self.url, additional_headers=_headers(token), open_timeout=self.timeout,
-                                           max_size=None, close_timeout=1.0, compression=None)
+                                           max_size=None, close_timeout=1.0, compression=None).__enter__()
         except Exception as exc:
             raise ServerUnavailable(f"cannot connect to the OSINT-v0 server at {self.url}: {exc}") from exc
 
