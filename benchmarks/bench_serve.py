@@ -44,6 +44,10 @@ def pct(values: list[float], q: float) -> float:
     return statistics.quantiles(values, n=100, method="inclusive")[q - 1] if len(values) > 1 else values[0]
 
 
+def figures(lat: list[float], wall: float) -> dict[str, float]:
+    return {"steps_per_s": len(lat) / wall, "p50_ms": 1e3 * pct(lat, 50), "p99_ms": 1e3 * pct(lat, 99), "steps": len(lat)}
+
+
 def in_process(eps: list[tuple[int, list[str]]], seconds: float) -> dict[str, float]:
     env = OSINTEnv(benchmark="v0:test")
     lat: list[float] = []
@@ -57,7 +61,7 @@ def in_process(eps: list[tuple[int, list[str]]], seconds: float) -> dict[str, fl
                 env.step(a)
                 lat.append(time.perf_counter() - s)
     wall = time.perf_counter() - t0
-    return {"steps_per_s": len(lat) / wall, "p50_ms": 1e3 * pct(lat, 50), "p99_ms": 1e3 * pct(lat, 99), "steps": len(lat)}
+    return figures(lat, wall)
 
 
 async def _session(env: AsyncOSINTClient, k: int, eps: list[tuple[int, list[str]]], start: asyncio.Event,
@@ -99,7 +103,7 @@ async def over_wire(url: str, sessions: int, eps: list[tuple[int, list[str]]], s
     wall = time.perf_counter() - t0
     gc.enable()
     await asyncio.gather(*(c.close() for c in clients))
-    return {"steps_per_s": len(lat) / wall, "p50_ms": 1e3 * pct(lat, 50), "p99_ms": 1e3 * pct(lat, 99), "steps": len(lat)}
+    return figures(lat, wall)
 
 
 def run(coro: Any) -> Any:

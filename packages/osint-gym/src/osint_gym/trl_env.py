@@ -109,7 +109,7 @@ class OSINTToolEnv:
     def __init__(self, max_steps: int = DEFAULT_BUDGETS.max_steps, max_parallel_calls: int = DEFAULT_BUDGETS.max_parallel_calls,
                  max_observation_chars: int = 4000) -> None:
         self.max_steps, self.max_parallel_calls, self.max_observation_chars = max_steps, max_parallel_calls, max_observation_chars
-        self.env: OSINTEnv | None = None
+        self.env: Any = None  # an OSINTEnv, or anything with its step() (the remote adapter's client)
         self.done = False
 
     def reset(self, **row: Any) -> str:

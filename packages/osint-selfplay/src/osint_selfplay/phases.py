@@ -38,20 +38,14 @@ def check_vllm(cfg: RunConfig, probe_seconds: float = 5.0) -> None:
     if not cfg.use_vllm:
         return
     if cfg.vllm_mode == "server":
-        import urllib.error
         import urllib.request
 
         url = cfg.vllm_server_base_url.rstrip("/") + "/health"  # what TRL's VLLMClient.check_server polls
-        try:
-            with urllib.request.urlopen(url, timeout=probe_seconds) as response:  # noqa: S310 - the configured server
-                ok = response.status == 200
-        except (OSError, urllib.error.URLError) as exc:
-            ok, why = False, str(getattr(exc, "reason", exc))
-        else:
-            why = "it did not answer 200"
-        if not ok:
-            raise ConfigError(f"no vLLM server answers at {url} ({why}); start one first, e.g. "
-                              "CUDA_VISIBLE_DEVICES=7 trl vllm-serve --model <model> --port 8000 (see the README's scale-out recipe)")
+        try:  # urlopen raises for an error status as well (HTTPError and URLError are OSErrors)
+            urllib.request.urlopen(url, timeout=probe_seconds).close()  # noqa: S310 - the configured server
+        except OSError as exc:
+            raise ConfigError(f"no vLLM server answers at {url} ({getattr(exc, 'reason', exc)}); start one first, e.g. "
+                              "CUDA_VISIBLE_DEVICES=7 trl vllm-serve --model <model> --port 8000 (see the README's scale-out recipe)") from None
     from trl.import_utils import is_vllm_available
 
     if not is_vllm_available():

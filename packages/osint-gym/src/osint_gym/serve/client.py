@@ -103,22 +103,24 @@ class OSINTClient:
         except Exception as exc:
             raise ServerUnavailable(f"cannot connect to the OSINT-v0 server at {self.url}: {exc}") from exc
 
-    def _call(self, frame: str, expect: str) -> dict[str, Any]:
+    def _exchange(self, frame: str | bytes) -> str | bytes:
+        """Send one frame, return the raw reply (or `ServerUnavailable`)."""
         try:
             self._ws.send(frame)
         except Exception as exc:  # closed already: a refusal (capacity, auth, idle) may wait in the buffer
             try:
-                raw = self._ws.recv(timeout=0)
+                return self._ws.recv(timeout=0)
             except Exception:
                 raise ServerUnavailable(f"lost the OSINT-v0 server at {self.url}: {exc}") from exc
-            return _reply(raw, expect)
         try:
-            raw = self._ws.recv(timeout=self.timeout)
+            return self._ws.recv(timeout=self.timeout)
         except TimeoutError as exc:
             raise ServerUnavailable(f"the OSINT-v0 server at {self.url} did not answer within {self.timeout:g} s") from exc
         except Exception as exc:  # ConnectionClosed and transport errors
             raise ServerUnavailable(f"lost the OSINT-v0 server at {self.url}: {exc}") from exc
-        return _reply(raw, expect)
+
+    def _call(self, frame: str, expect: str) -> dict[str, Any]:
+        return _reply(self._exchange(frame), expect)
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
         return _as_reset(self._call(_frame("reset", _reset_data(seed, options)), "observation"))
@@ -131,13 +133,7 @@ class OSINTClient:
 
     def send_raw(self, frame: str | bytes) -> dict[str, Any]:
         """Send any frame and return the server's reply as parsed JSON (for tests and debugging)."""
-        try:
-            self._ws.send(frame)
-            return dict(json.loads(self._ws.recv(timeout=self.timeout)))
-        except TimeoutError as exc:
-            raise ServerUnavailable(f"the OSINT-v0 server at {self.url} did not answer within {self.timeout:g} s") from exc
-        except Exception as exc:
-            raise ServerUnavailable(f"lost the OSINT-v0 server at {self.url}: {exc}") from exc
+        return dict(json.loads(self._exchange(frame)))
 
     def close(self) -> None:
         with contextlib.suppress(Exception):  # closing a session the server already dropped is fine

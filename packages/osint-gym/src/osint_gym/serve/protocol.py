@@ -101,8 +101,7 @@ class Session:
         self.id = secrets.token_urlsafe(24)  # 192 random bits: never guessable, never reused
         self.env, self.settings = env, settings
         self.episode_id: str | None = None
-        self.started = self.done = False
-        self.step_count = 0
+        self.started = False  # a reset has succeeded; the episode's counts are the env's record
         self.last_active = now
         self._tokens, self._stamp = 2.0 * settings.rate_per_session, now
         self.internal_errors = 0
@@ -165,7 +164,7 @@ class Session:
         except (OSINTGymError, ValueError, TypeError, KeyError) as exc:  # a bad seed, task dict or option
             return error(VALIDATION_ERROR, str(exc) or type(exc).__name__)
         self.episode_id = episode_id or secrets.token_urlsafe(12)
-        self.started, self.done, self.step_count = True, False, 0
+        self.started = True
         return _observation(text, None, False, False, info)
 
     def step(self, data: dict[str, Any]) -> dict[str, Any]:
@@ -176,18 +175,18 @@ class Session:
         action = data["action"]
         if not isinstance(action, (str, dict, list)):
             return error(VALIDATION_ERROR, f"action must be text or a JSON object/list, got {type(action).__name__}")
-        text, reward, terminated, truncated, info = self.env.step(action)  # the env answers any action
-        self.step_count += 1
-        self.done = self.done or terminated or truncated
-        return _observation(text, reward, terminated, truncated, info)
+        return _observation(*self.env.step(action))  # the env answers any action
 
     def state(self, data: dict[str, Any]) -> dict[str, Any]:
-        env, task = self.env, self.env.task if self.started else None
+        env = self.env
+        record = env.episode() if self.started else None
+        task = record.task if record else None
         return {"type": "state", "data": {
-            "session_id": self.id, "episode_id": self.episode_id, "step_count": self.step_count, "done": self.done,
+            "session_id": self.id, "episode_id": self.episode_id, "step_count": record.critical_steps if record else 0,
+            "done": record is not None and record.end != "running",
             "task_id": task.task_id if task else None, "family": task.family if task else None,
             "difficulty": task.difficulty if task else None,
-            "episode_reward": float(env.episode().reward) if self.started else None,
+            "episode_reward": float(record.reward) if record else None,
             "max_steps": env.max_steps, "max_parallel_calls": env.max_parallel_calls,
             "max_observation_chars": env.max_observation_chars, "observation_format": env.observation_format,
             "benchmark": self.settings.benchmark,

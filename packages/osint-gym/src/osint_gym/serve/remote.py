@@ -63,7 +63,8 @@ class RemoteOSINTEnv(gym.Env[str, str]):
 
 
 class RemoteToolEnv(OSINTToolEnv):
-    """`OSINTToolEnv` over the wire: TRL's tool loop drives a server session. The server's world must
+    """`OSINTToolEnv` over the wire: TRL's tool loop drives a server session (`OSINTClient.step` has
+    the env's signature, so the adapter's tool methods and ``_step`` run unchanged). The server's world must
     be the one the rows' tasks belong to (its ``--benchmark``, e.g. ``v0:train``); a task from another
     world fails verification there and the reset raises `RemoteError`."""
 
@@ -78,18 +79,9 @@ class RemoteToolEnv(OSINTToolEnv):
             raise ConfigError(f"this row's task belongs to {world!r}, but the server serves {self.server_benchmark!r}")
         task = json.loads(row["task"]) if isinstance(row["task"], str) else row["task"]
         obs, _ = self.client.reset(seed=0, options={"task": task})
-        self.done, self.started = False, True
-        return obs
-
-    def _step(self, action: dict[str, Any]) -> str:
-        if not getattr(self, "started", False):
-            return "call reset() first"
-        if self.done:
-            return "The episode is over."
-        obs, _, terminated, truncated, _ = self.client.step(action)
-        self.done = terminated or truncated
+        self.env, self.done = self.client, False  # the client's step() is the env's: the adapter's _step drives it
         return obs
 
     def get_reward(self) -> float:
         """The episode's osint-gym reward as the server's env records it (unanswered: its penalties only)."""
-        return 0.0 if not getattr(self, "started", False) else float(self.client.state()["episode_reward"])
+        return 0.0 if self.env is None else float(self.client.state()["episode_reward"])
