@@ -52,6 +52,22 @@ def test_hf_policy_single_and_multi_turn_batched_and_seeded(tiny_dir, dev):
     assert len(policy.last_unfinished) >= 1
 
 
+def test_length_sorted_batches_and_episodes_in_flight_change_no_greedy_output(tiny_dir, dev):
+    # generate sorts prompts by length into batches: each completion still lands at its prompt's place
+    convs = [[{"role": "user", "content": t.question * (1 + i % 3)}] for i, t in enumerate(dev.tasks)]
+    one = HFPolicy(tiny_dir, batch_size=1, max_new_tokens=6)
+    alone = [one.generate([c])[0] for c in convs]
+    sorted_batches = HFPolicy(tiny_dir, batch_size=3, max_new_tokens=6)
+    assert sorted_batches.generate(convs) == alone
+    sampled = HFPolicy(tiny_dir, batch_size=3, max_new_tokens=6, temperature=1.0, seed=3)
+    twice = [sampled.generate(convs, num_return_sequences=2) for _ in range(2)]
+    assert twice[0] == twice[1] and len(twice[0]) == len(sampled.last_unfinished) == 2 * len(convs)
+    # episodes in flight: the schedule of batches changes, the greedy episodes do not
+    runs = [run_multi_turn(HFPolicy(tiny_dir, batch_size=2, max_new_tokens=12), dev.world, dev.tasks, max_steps=3, in_flight=k)
+            for k in (1, 4)]
+    assert [(r.task_id, r.transcript, r.end) for r in runs[0]] == [(r.task_id, r.transcript, r.end) for r in runs[1]]
+
+
 class _Scripted:
     """Replies ``action``; says its turn was cut (no end-of-turn token) on the turns listed in ``cut_on``."""
 

@@ -119,6 +119,50 @@ def test_run_episodes_batches_agents_and_matches_single_runs(world):
         run_episodes(envs, Batch(), seeds=[0])
 
 
+
+def test_run_episodes_max_active_refills_slots_and_keeps_order(world):
+    sampler = TaskSampler(world, 5)
+    tasks = [sampler.sample(i) for i in range(7)]
+    # episode lengths differ: episode i takes i % 3 bad calls, then the oracle
+    calls, active, ended = [], set(), []
+
+    class Batch:
+        def __init__(self):
+            self.agents, self.bad = {}, {}
+
+        def reset(self, i, env, obs, info):
+            active.add(i)
+            self.agents[i], self.bad[i] = OracleAgent(), i % 3
+            self.agents[i].reset(env)
+
+        def act(self, pending):
+            calls.append(sorted(i for i, _ in pending))
+            out = []
+            for i, o in pending:
+                if self.bad[i]:
+                    self.bad[i] -= 1
+                    out.append(BAD)
+                else:
+                    out.append(self.agents[i].act(o))
+            return out
+
+    def on_end(i, record):
+        active.discard(i)
+        ended.append(i)
+
+    envs = [OSINTEnv(world=world, tasks=[t]) for t in tasks]
+    records = run_episodes(envs, Batch(), seeds=[0] * 7, max_active=3, on_end=on_end)
+    single = [run_episode(OSINTEnv(world=world, tasks=[t]), OracleAgent(), seed=0) for t in tasks]
+    assert [r.task.task_id for r in records] == [t.task_id for t in tasks]  # the envs' order, not the end order
+    assert all(r.correct for r in records) and ended != sorted(ended)
+    assert [r.tool_calls for r in records] == [s.tool_calls + i % 3 for i, s in enumerate(single)]
+    assert max(len(c) for c in calls) == 3 and calls[0] == [0, 1, 2]
+    # a slot freed in one turn is filled before the next: every turn is full until the queue runs out
+    last_start = next(k for k, c in enumerate(calls) if 6 in c)
+    assert all(len(c) == 3 for c in calls[: last_start + 1]) and not active
+    with pytest.raises(ConfigError, match="max_active must be >= 1"):
+        run_episodes(envs, Batch(), max_active=0)
+
 def test_env_on_stamped_tasks_verifies_nothing(world, monkeypatch):
     tasks = TaskSampler(world, 9).generate(5)
     assert all(t.stamp is not None for t in tasks)

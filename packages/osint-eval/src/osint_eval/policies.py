@@ -205,12 +205,15 @@ class HFPolicy(Policy):
         import torch
 
         temperature = self.temperature if temperature is None else temperature
-        out: list[str] = []
-        unfinished: list[bool] = []
+        out: list[str] = [""] * (len(conversations) * num_return_sequences)
+        unfinished: list[bool] = [False] * len(out)
         device = next(self.model.parameters()).device
-        for start in range(0, len(conversations), self.batch_size):
-            chunk = conversations[start : start + self.batch_size]
-            texts = self.render(chunk, tools[start : start + self.batch_size] if tools else None)
+        rendered = self.render(conversations, tools)
+        # batches of similar length: a batch costs its longest prompt times its size (left padding)
+        order = sorted(range(len(rendered)), key=lambda i: len(rendered[i]))
+        for start in range(0, len(order), self.batch_size):
+            chunk = order[start : start + self.batch_size]
+            texts = [rendered[i] for i in chunk]
             enc = self.tokenizer(texts, return_tensors="pt", padding=True, add_special_tokens=False).to(device)
             kwargs: dict[str, Any] = {"max_new_tokens": self.max_new_tokens, "pad_token_id": self.tokenizer.pad_token_id,
                                       "eos_token_id": self.tokenizer.eos_token_id, "num_return_sequences": num_return_sequences}
@@ -223,8 +226,12 @@ class HFPolicy(Policy):
                 gen = self.model.generate(**enc, **kwargs)
             new = gen[:, enc["input_ids"].shape[1]:]
             self.tokens_generated += int((new != self.tokenizer.pad_token_id).sum())
-            out += self.tokenizer.batch_decode(new, skip_special_tokens=True)
-            unfinished += [not bool(row.any()) for row in (new == self.tokenizer.eos_token_id)]
+            texts_out = self.tokenizer.batch_decode(new, skip_special_tokens=True)
+            cut = [not bool(row.any()) for row in (new == self.tokenizer.eos_token_id)]
+            for k, i in enumerate(chunk):  # back in the callers' order, num_return_sequences consecutive
+                for r in range(num_return_sequences):
+                    out[i * num_return_sequences + r] = texts_out[k * num_return_sequences + r]
+                    unfinished[i * num_return_sequences + r] = cut[k * num_return_sequences + r]
         self.last_unfinished = unfinished  # per completion: no end-of-turn token within max_new_tokens
         return out
 

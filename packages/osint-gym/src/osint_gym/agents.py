@@ -71,22 +71,35 @@ def run_episodes(
     seeds: Sequence[int | None] | None = None,
     options: Sequence[dict[str, Any] | None] | None = None,
     on_end: Callable[[int, EpisodeRecord], None] | None = None,
+    max_active: int | None = None,
 ) -> list[EpisodeRecord]:
     """Reset every env (with ``seeds[i]`` / ``options[i]``), then step all running episodes together
-    until each ends; return their records in order. ``on_end(i, record)`` is called as each ends."""
+    until each ends; return their records in order. ``on_end(i, record)`` is called as each ends.
+
+    ``max_active``: at most this many episodes run at once; the next env is reset as soon as one
+    ends, so every ``agent.act`` batch stays full (episode-level continuous batching: a model's
+    batch is not held up by a few long episodes while most slots sit idle). Records, seeds and
+    options keep the envs' order either way."""
     n = len(envs)
     for name, given in (("seeds", seeds), ("options", options)):
         if given is not None and len(given) != n:
             raise ConfigError(f"run_episodes: {name} has {len(given)} entries for {n} envs")
+    if max_active is not None and max_active < 1:
+        raise ConfigError(f"run_episodes: max_active must be >= 1, got {max_active}")
     cores = [e.unwrapped for e in envs]
     if not all(isinstance(c, OSINTEnv) for c in cores):
         raise ConfigError("run_episodes drives OSINT-v0 envs (OSINTEnv, possibly wrapped)")
     records: list[EpisodeRecord | None] = [None] * n
     latest: dict[int, str] = {}
-    for i, env in enumerate(envs):
-        obs, info = env.reset(seed=seeds[i] if seeds else None, options=options[i] if options else None)
-        agent.reset(i, cores[i], obs, info)  # type: ignore[arg-type]
-        latest[i] = obs
+    queued = iter(range(n))
+
+    def fill() -> None:  # reset queued envs into the free slots
+        while (max_active is None or len(latest) < max_active) and (i := next(queued, None)) is not None:
+            obs, info = envs[i].reset(seed=seeds[i] if seeds else None, options=options[i] if options else None)
+            agent.reset(i, cores[i], obs, info)  # type: ignore[arg-type]
+            latest[i] = obs
+
+    fill()
     while latest:
         pending = list(latest.items())
         actions = agent.act(pending)
@@ -109,6 +122,7 @@ def run_episodes(
             del latest[i]
             if on_end is not None:
                 on_end(i, record)
+        fill()
     return [r for r in records if r is not None]
 
 
