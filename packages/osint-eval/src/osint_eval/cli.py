@@ -33,7 +33,7 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--bare-prompt", action="store_true",
                    help="multi-turn: no system message, and the reset observation is the question alone "
                         "(a model trained with osint-selfplay's answerer.bare_prompt)")
-    p.add_argument("--batch-size", type=int, default=32, help="episodes whose turns are generated together")
+    p.add_argument("--batch-size", type=int, default=32, help="prompts generated together (multi-turn: 8x this many episodes run at once)")
     p.add_argument("--max-new-tokens", type=int, help="tokens per model turn (default 16 single-turn, 96 multi-turn)")
     p.add_argument("--temperature", type=float, default=0.0, help="0 = greedy (default)")
     p.add_argument("--context-mode", choices=["triples", "records"], default="triples", help="single-turn context")
