@@ -228,10 +228,9 @@ class HFPolicy(Policy):
             self.tokens_generated += int((new != self.tokenizer.pad_token_id).sum())
             texts_out = self.tokenizer.batch_decode(new, skip_special_tokens=True)
             cut = [not bool(row.any()) for row in (new == self.tokenizer.eos_token_id)]
-            for k, i in enumerate(chunk):  # back in the callers' order, num_return_sequences consecutive
-                for r in range(num_return_sequences):
-                    out[i * num_return_sequences + r] = texts_out[k * num_return_sequences + r]
-                    unfinished[i * num_return_sequences + r] = cut[k * num_return_sequences + r]
+            n = num_return_sequences
+            for k, i in enumerate(chunk):  # back in the callers' order, the n of a conversation consecutive
+                out[i * n : (i + 1) * n], unfinished[i * n : (i + 1) * n] = texts_out[k * n : (k + 1) * n], cut[k * n : (k + 1) * n]
         self.last_unfinished = unfinished  # per completion: no end-of-turn token within max_new_tokens
         return out
 

@@ -119,8 +119,9 @@ def run_multi_turn(policy: Policy, world: World, tasks: list[Task], *, max_steps
                    bare_prompt: bool = False, progress: Any = None, in_flight: int = IN_FLIGHT) -> list[EpisodeResult]:
     """Episodes in OSINT-v0 until the policy answers or the step budget ends, through osint-gym's one
     episode loop; ``in_flight * batch_size`` episodes run at once, their turns generated in batches of
-    ``batch_size``. The budgets and the observation format are the env's; ``action_format="short"`` tells the policy (in the system
-    prompt) to use the short action syntax, which the env accepts in any case. ``bare_prompt``: no
+    ``batch_size``. The budgets and the observation format are the env's; ``action_format="short"``
+    tells the policy (in the system prompt) to use the short action syntax, which the env accepts in
+    any case. ``bare_prompt``: no
     system message and a reset observation of the question alone (``describe_tools=False``), the
     format of a model trained from scratch on it (osint-selfplay's ``answerer.bare_prompt``)."""
     envs = [OSINTEnv(world=world, tasks=[t], max_steps=max_steps, max_parallel_calls=max_parallel_calls,
