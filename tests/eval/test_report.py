@@ -127,3 +127,35 @@ def test_html_renders_in_headless_chromium_without_console_errors(report):
         assert errors == []
     finally:
         driver.quit()
+
+
+def test_extend_runs_only_the_new_policies_and_pairs_them_with_the_old(report):
+    """A policy added to a finished report (a control trained after the evaluation): only it is run, on
+    the report's tasks, and the listed pairs come first, reusing the comparisons already computed."""
+    from osint_eval.errors import EvalError
+    from osint_eval.evaluate import extend
+    from osint_eval.schema import Report
+
+    rep, out = report
+    old = Report.from_dict(json.loads((out / "report.json").read_text()))
+    ts = load_tasks("v0:dev", limit=24)
+    ts.tasks[0] = type(ts.tasks[0])(**{**ts.tasks[0].__dict__, "question": ts.tasks[0].question + " " + HOSTILE})
+    calls = []
+
+    class Counting(RandomGuessPolicy):
+        def act(self, batch):
+            calls.append(len(batch))
+            return super().act(batch)
+
+    new = extend(old, {"guess2": Counting(1)}, ts, comparisons=[("guess", "guess2"), ("guess", "oracle")], progress=False)
+    assert sum(calls) == 24 and list(new.models) == [*old.models, "guess2"]
+    assert new.episodes["oracle"] == old.episodes["oracle"] and len(new.episodes["guess2"]) == 24
+    assert list(new.comparisons) == ["guess2 vs guess", "oracle vs guess"]
+    assert new.comparisons["oracle vs guess"] is old.comparisons["oracle vs guess"]  # reused, not recomputed
+    c = new.comparisons["guess2 vs guess"].overall
+    solved = sum(e.correct for e in new.episodes["guess2"]) - sum(e.correct for e in new.episodes["guess"])
+    assert c.n == 24 and c.success_delta.mean == pytest.approx(solved / 24)
+    with pytest.raises(EvalError, match="already holds guess"):
+        extend(old, {"guess": RandomGuessPolicy(1)}, ts, comparisons=[], progress=False)
+    with pytest.raises(EvalError, match="the tasks differ from the report's"):
+        extend(old, {"guess3": RandomGuessPolicy(1)}, load_tasks("v0:dev", limit=23), comparisons=[], progress=False)

@@ -66,6 +66,26 @@ def test_overwrite_replaces_an_earlier_run_only_when_asked(tmp_path, tiny_path, 
     assert "--overwrite and --resume contradict each other" in capsys.readouterr().err
 
 
+def test_controls_refuse_what_is_not_a_finished_trained_run_in_one_line(tmp_path, tiny_path, capsys):
+    out = tmp_path / "run"
+    assert main(["controls", str(tmp_path)]) == 2
+    assert capsys.readouterr().err.strip().splitlines()[-1] == (
+        f"osint-selfplay: error: {str(tmp_path)!r} holds no osint-selfplay run (no run.json)")
+    assert main(["train", "--dry-run", "--set", *micro_overrides(out, **{"eval.enabled": "false"})]) == 0
+    capsys.readouterr()
+    assert main(["controls", str(out)]) == 2
+    assert capsys.readouterr().err.strip().splitlines()[-1].endswith("is a dry run: it trained nothing to control")
+    summary = (out / "summary.json").read_text()
+    (out / "summary.json").write_text(summary[:20])
+    assert main(["controls", str(out)]) == 2
+    assert "run.json or summary.json is malformed" in capsys.readouterr().err.strip().splitlines()[-1]
+    (out / "summary.json").unlink()
+    assert main(["controls", str(out)]) == 2
+    assert capsys.readouterr().err.strip().splitlines()[-1] == (
+        f"osint-selfplay: error: the run in {str(out)!r} has not finished (no summary.json); finish it with "
+        "`osint-selfplay train --config ... --resume` first")
+
+
 def test_generate_refuses_an_existing_out_file(tmp_path, capsys):
     out = tmp_path / "tasks.jsonl"
     out.write_text("keep me\n")

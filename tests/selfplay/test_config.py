@@ -19,7 +19,13 @@ def test_defaults_and_shipped_configs_are_valid():
     tiny = load_config(str(CONFIGS / "tiny-cpu.toml"))  # the main job: the investigator
     assert tiny.model.answerer.startswith("tiny:") and tiny.answerer.mode == "multi_turn"
     assert (tiny.answerer.observation_format, tiny.answerer.action_format) == ("compact", "short")
-    assert tiny.warm_start.packing and tiny.warm_start.control and tiny.eval.limit >= 1000 and not tiny.eval.difficulties
+    assert tiny.warm_start.packing and tiny.eval.limit >= 1000 and not tiny.eval.difficulties
+    # its two controls are a second command on its folder (inside the job they pass the 15-minute budget)
+    assert not tiny.warm_start.control and not tiny.answerer.uniform_control
+    import tomllib
+
+    scripts = tomllib.loads((CONFIGS.parents[1] / "hatch.toml").read_text())["envs"]["default"]["scripts"]
+    assert scripts["train-controls"] == f"osint-selfplay controls {{args:{tiny.output_dir}}}"
     single = load_config(str(CONFIGS / "tiny-cpu-single.toml"))
     assert single.answerer.mode == "single_turn" and single.output_dir != tiny.output_dir
 

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import hashlib
+from dataclasses import replace
 from typing import Any
 
+from osint_eval.errors import EvalError
 from osint_eval.metrics import compare, strongest_baseline, summarize
 from osint_eval.policies import OraclePolicy, Policy
 from osint_eval.runner import EpisodeResult, run
@@ -56,3 +58,25 @@ def evaluate(policies: dict[str, Policy], taskset: TaskSet, *, mode: str = "sing
         episodes=results, config=config or {}, versions=package_versions(VERSIONED), git_sha=git_sha(), dry_run=dry_run,
         strongest_baseline=strongest_baseline(models, baselines),
     )
+
+
+def extend(report: Report, policies: dict[str, Policy], taskset: TaskSet, *, comparisons: list[tuple[str, str]],
+           progress: bool = True, **run_kwargs: Any) -> Report:
+    """``report`` with more policies run on its tasks (the same tasks, checked by fingerprint) and the
+    paired comparisons ``(base, candidate)`` listed, in that order; its models are not run again, so a
+    control trained after an evaluation joins it for the cost of its own episodes."""
+    if task_info(taskset).fingerprint != report.tasks.fingerprint:
+        raise EvalError(f"the tasks differ from the report's ({report.tasks.source}, fingerprint {report.tasks.fingerprint}): "
+                        "a paired comparison needs the same tasks")
+    clash = sorted(set(policies) & set(report.models))
+    if clash:
+        raise EvalError(f"the report already holds {', '.join(clash)}")
+    new = evaluate(policies, taskset, mode=report.mode, seed=report.seed, progress=progress, **run_kwargs)
+    models, episodes = {**report.models, **new.models}, {**report.episodes, **new.episodes}
+    ordered = {}
+    for b, k in comparisons:
+        name = f"{k} vs {b}"  # `compare`'s name for the pair
+        ordered[name] = report.comparisons.get(name) or compare(episodes[b], episodes[k], seed=report.seed, names=(b, k),
+                                                                labels=(models[b].label, models[k].label))
+    return replace(report, models=models, episodes=episodes,
+                   comparisons=ordered | {k: c for k, c in report.comparisons.items() if k not in ordered})

@@ -1,4 +1,4 @@
-"""``osint-selfplay``: train (self-play rounds), generate (sample + validate tasks from a generator),
+"""``osint-selfplay``: train (self-play rounds), controls (a finished run's controls), generate (sample + validate tasks from a generator),
 push (a run folder to the Hub) and launch (a run as a Hugging Face Job).
 
 ``--help`` is instant: torch, trl and transformers are imported inside the commands.
@@ -39,6 +39,9 @@ def _parser() -> argparse.ArgumentParser:
     g.add_argument("--temperature", type=float, default=1.0)
     g.add_argument("--seed", type=int, default=0)
     g.add_argument("--overwrite", action="store_true", help="replace --out if it exists (without it, an existing file is refused)")
+    c = sub.add_parser("controls", help="train a finished run's equal-compute and uniform-task controls from its own models "
+                                        "and add them to its paired evaluation (`hatch run train-controls`)")
+    c.add_argument("run_dir", help="the run's output_dir (holds run.json and summary.json)")
     u = sub.add_parser("push", help="upload a run folder (reports, summaries, final models) to a Hugging Face Hub model repo")
     u.add_argument("run_dir", help="the run's output_dir (holds run.json)")
     u.add_argument("--repo-id", required=True, help="user-or-org/name (created if missing)")
@@ -70,6 +73,15 @@ def _train(args: argparse.Namespace) -> int:
     from osint_selfplay.report import format_summary
 
     print(format_summary(summary))
+    return 0
+
+
+def _controls(args: argparse.Namespace) -> int:
+    print(f"osint-selfplay controls: {args.run_dir}; loading torch and TRL ...", file=sys.stderr, flush=True)
+    from osint_selfplay.controls import after_run
+    from osint_selfplay.report import format_summary
+
+    print(format_summary(after_run(args.run_dir)))
     return 0
 
 
@@ -125,6 +137,8 @@ def _launch(args: argparse.Namespace) -> int:
 
 def _resume_hint(args: argparse.Namespace) -> str:
     """How to continue an interrupted command (finished phases are kept; the unfinished one restarts)."""
+    if args.command == "controls":
+        return f"Finished controls are kept in {args.run_dir}; continue with: osint-selfplay controls {shlex.quote(args.run_dir)}"
     if args.command != "train":
         return "Nothing was written; run the command again."
     if not getattr(args, "output_dir", None):
@@ -140,7 +154,7 @@ def main(argv: list[str] | None = None) -> int:
     from osint_selfplay.errors import SelfPlayError
 
     try:
-        return {"train": _train, "generate": _generate, "push": _push, "launch": _launch}[args.command](args)
+        return {"train": _train, "controls": _controls, "generate": _generate, "push": _push, "launch": _launch}[args.command](args)
     except KeyboardInterrupt:
         print(f"osint-selfplay: interrupted. {_resume_hint(args)}", file=sys.stderr)
         return 130

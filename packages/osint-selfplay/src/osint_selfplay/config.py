@@ -75,8 +75,9 @@ class WarmStartConfig:
     packing: bool = _f(False, "Pack demonstrations into rows of max_length tokens and train with osint-selfplay's own loop "
                               "(~3x TRL SFTTrainer's speed on a tiny model on a CPU; one process); batch_size then counts packed rows.")
     max_seconds: float = _f(0.0, "Packed: stop the warm start after this many seconds of training (0: no limit; epochs decide).")
-    control: bool = _f(False, "Packed: also train the equal-compute control, the warm start continued by SFT for the self-play "
-                              "rounds' wall time, and evaluate it next to the final model.")
+    control: bool = _f(False, "Packed: train the equal-compute control (the warm start continued by SFT for the self-play "
+                              "rounds' wall time) inside the job and evaluate it next to the final model; "
+                              "`osint-selfplay controls RUN_DIR` trains it after the job instead.")
 
     def __post_init__(self) -> None:
         _choice("warm_start.enabled", self.enabled, ("auto", "on", "off"))
@@ -214,6 +215,9 @@ class AnswererConfig:
     seed_difficulties: list[str] = _f(["easy", "medium"], "Difficulties of the seed tasks.")
     frontier: list[float] = _f([], "[low, high]: only generated tasks whose estimated solve rate (the frozen answerer's, k samples) "
                                    "lies in this band train the answerer; seed tasks top up the rest (counted). [] keeps every valid one.")
+    uniform_control: bool = _f(False, "Train the uniform-task control inside the job: the last round's answerer phase again, from "
+                                      "the same model with the same GRPO steps, on osint-gym seed tasks only; `osint-selfplay "
+                                      "controls RUN_DIR` trains it after the job instead.")
     cite_evidence: bool = _f(True, "Single turn: teach the answerer to copy the evidence lines it follows before the answer (evidence F1).")
     max_turns: int = _f(8, "Multi turn: the env's step budget per episode.")
     max_parallel_calls: int = _f(4, "Multi turn: tool calls one action may run in parallel.")

@@ -76,14 +76,14 @@ def episode_kwargs(a: Any, batch_size: int) -> dict[str, Any]:
     return {"context_mode": a.context_mode, "n_distractors": a.n_distractors, "decoys": a.decoys, "batch_size": batch_size}
 
 
-TRAINED = ("warm_start", "final", "control")
+TRAINED = ("warm_start", "final", "control", "uniform_control")
 RUN_MODELS = ("untrained", *TRAINED)  # the run's own models; every other evaluated policy is scripted
 
 
 def _pairs(names: list[str], baselines: list[str]) -> list[tuple[str, str]]:
     """(base, candidate) pairs: the run's own steps, the control, then every scripted baseline against each trained model."""
-    own = [("warm_start", "final"), ("control", "final"), ("warm_start", "control"), ("untrained", "warm_start"),
-           ("untrained", "final")]
+    own = [("warm_start", "final"), ("control", "final"), ("uniform_control", "final"), ("warm_start", "control"),
+           ("warm_start", "uniform_control"), ("untrained", "warm_start"), ("untrained", "final")]
     pairs = own + [(b, c) for b in baselines for c in TRAINED]
     return [(b, c) for b, c in pairs if b in names and c in names]
 
@@ -104,7 +104,8 @@ def subset_figures(report: Any, pairs: list[tuple[str, str]], difficulties: tupl
     }
 
 
-def _policies(cfg: Any, paths: dict[str, str]) -> dict[str, Any]:
+def _policies(cfg: Any, paths: dict[str, str], *, scripted: bool = True) -> dict[str, Any]:
+    """Greedy policies of the models in ``paths``, then (``scripted``) the baselines and the oracle."""
     from osint_eval.policies import SHORTCUTS_BY_MODE, HFPolicy, OraclePolicy, RandomGuessPolicy, make_policy
 
     ev, a = cfg.eval, cfg.answerer
@@ -112,6 +113,8 @@ def _policies(cfg: Any, paths: dict[str, str]) -> dict[str, Any]:
     tokens = cfg.grpo_answerer.max_completion_length if not multi else min(cfg.grpo_answerer.max_completion_length, ev.max_new_tokens)
     policies: dict[str, Any] = {name: HFPolicy(p, batch_size=ev.batch_size, max_new_tokens=tokens, temperature=0.0)
                                 for name, p in paths.items()}
+    if not scripted:
+        return policies
     policies["random_guess"] = RandomGuessPolicy(cfg.seed)  # and the shortcuts: the report names the strongest
     policies |= {n: make_policy(n, seed=cfg.seed) for n in SHORTCUTS_BY_MODE[a.mode]}
     if multi:
@@ -119,38 +122,73 @@ def _policies(cfg: Any, paths: dict[str, str]) -> dict[str, Any]:
     return policies
 
 
-def evaluate_run(run: SelfPlayRun, bases: dict[str, str], warm: dict[str, str], final: dict[str, str],
-                 control: str | None = None) -> dict[str, Any]:
-    from osint_eval.evaluate import evaluate
-    from osint_eval.policies import SHORTCUTS_BY_MODE
-    from osint_eval.report import write_report
+def _taskset(cfg: Any) -> Any:
     from osint_eval.tasks import TaskSet
 
+    ev = cfg.eval
+    return TaskSet(ev.tasks, benchmark_world(ev.tasks), heldout_tasks(ev.tasks, ev.difficulties, eval_task_limit(ev.limit, cfg.dry_run)), ev.tasks)
+
+
+def evaluate_run(run: SelfPlayRun, bases: dict[str, str], warm: dict[str, str], final: dict[str, str],
+                 controls: dict[str, str] | None = None) -> dict[str, Any]:
+    """The closing evaluation of the untrained model, the warm start, the final answerer, the
+    ``controls`` trained in the job ({name: model}) and the scripted baselines, paired."""
+    from osint_eval.evaluate import evaluate
+    from osint_eval.policies import SHORTCUTS_BY_MODE
+
     cfg = run.cfg
-    ev, a = cfg.eval, cfg.answerer
-    world = benchmark_world(ev.tasks)
-    taskset = TaskSet(ev.tasks, world, heldout_tasks(ev.tasks, ev.difficulties, eval_task_limit(ev.limit, cfg.dry_run)), ev.tasks)
-    paths: dict[str, str] = {"untrained": bases["answerer"]} if ev.include_untrained else {}
+    a = cfg.answerer
+    taskset = _taskset(cfg)
+    paths: dict[str, str] = {"untrained": bases["answerer"]} if cfg.eval.include_untrained else {}
     if cfg.warm_start_on:
         paths["warm_start"] = warm["answerer"]
     paths["final"] = final["answerer"]
-    if control:
-        paths["control"] = control
+    paths |= controls or {}
     policies = _policies(cfg, paths)
     pairs = _pairs(list(policies), ["random_guess", *SHORTCUTS_BY_MODE[a.mode]])
     title = "osint-selfplay closing evaluation" + (" (dry run)" if cfg.dry_run else "")
     report = evaluate(policies, taskset, mode=a.mode, seed=cfg.seed, comparisons=pairs, config=cfg.to_dict(),
-                      title=title, progress=True, dry_run=cfg.dry_run, **episode_kwargs(a, ev.batch_size))
+                      title=title, progress=True, dry_run=cfg.dry_run, **episode_kwargs(a, cfg.eval.batch_size))
     single_turn = _single_turn_reference(cfg, taskset)
     for p in policies.values():
         p.close()
+    return _write(run, report, paths, pairs, single_turn)
+
+
+def evaluate_controls(run: SelfPlayRun, controls: dict[str, str]) -> dict[str, Any]:
+    """Add controls trained after the job ({name: model}) to its evaluation: only they are run, on the
+    report's tasks, and paired with every model in it (`osint_eval.evaluate.extend`)."""
+    from osint_eval.evaluate import extend
+    from osint_eval.policies import SHORTCUTS_BY_MODE
+    from osint_eval.schema import load_report
+
+    cfg, ev = run.cfg, run.cfg.eval
+    report = load_report(run.root / "eval" / "report.json")
+    before = run.summary.get("evaluation") or {}
+    paths = {**before.get("models", {}), **controls}
+    policies = _policies(cfg, {name: path for name, path in controls.items() if name not in report.models}, scripted=False)
+    pairs = _pairs([*report.models, *policies], ["random_guess", *SHORTCUTS_BY_MODE[cfg.answerer.mode]])
+    try:
+        report = extend(report, policies, _taskset(cfg), comparisons=pairs, **episode_kwargs(cfg.answerer, ev.batch_size))
+    finally:
+        for p in policies.values():
+            p.close()
+    return _write(run, report, paths, pairs, before.get("single_turn_reference"))
+
+
+def _write(run: SelfPlayRun, report: Any, paths: dict[str, str], pairs: list[tuple[str, str]],
+           single_turn: dict[str, Any] | None) -> dict[str, Any]:
+    """Write the report into the run folder and return the run summary's evaluation figures."""
+    from osint_eval.report import write_report
+
+    cfg = run.cfg
     # the run folder is the run's own (its manifest and --resume guard it): a resumed evaluation replaces a partial report
     report = replace(report, out_dir=str(run.root / "eval"))
     write_report(report, run.root / "eval", overwrite=True)
     sampled = [rnd.get("sampled", {}) for rnd in run.summary["rounds"]]
     result = {
-        "tasks": ev.tasks, "n_tasks": len(taskset.tasks), "dry_run": cfg.dry_run, "mode": a.mode, "context_mode": a.context_mode,
-        "models": paths,
+        "tasks": cfg.eval.tasks, "n_tasks": report.tasks.n, "dry_run": cfg.dry_run, "mode": cfg.answerer.mode,
+        "context_mode": cfg.answerer.context_mode, "models": paths,
         "headline": {name: {k: getattr(m.overall, k).to_dict() for k in HEADLINE} for name, m in report.models.items()},
         "by_difficulty": {name: {d: b.success.to_dict() for d, b in m.by_difficulty.items()} for name, m in report.models.items()},
         "easy_medium": subset_figures(report, pairs, ("easy", "medium"), cfg.seed),

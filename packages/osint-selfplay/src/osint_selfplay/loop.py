@@ -72,9 +72,11 @@ class SelfPlayRun:
         if resume and manifest.is_file():
             import json
 
-            saved = config_from_dict(json.loads(manifest.read_text())["config"])
-            if saved.to_dict() != cfg.to_dict():
-                diff = sorted(k for k, v in cfg.to_dict().items() if saved.to_dict().get(k) != v)
+            saved = config_from_dict(json.loads(manifest.read_text())["config"]).to_dict()
+            new = cfg.to_dict()
+            saved["output_dir"] = new["output_dir"]  # the same run, wherever its folder now is
+            if saved != new:
+                diff = sorted(k for k, v in new.items() if saved.get(k) != v)
                 raise ConfigError(f"--resume with a different config than {manifest} (differs in: {', '.join(diff)})")
         # every setting TRL will see is checked now, before the run writes anything
         from osint_selfplay.trl_compat import check_run
@@ -232,14 +234,19 @@ class SelfPlayRun:
                              episode=episode_kwargs(a, cfg.eval.batch_size) if multi else None,
                              budgets=data.answerer_budgets(cfg) if multi else None)
 
-    def _answerer_phase(self, r: int, current: dict[str, str], name: str) -> dict[str, Any]:
+    def _answerer_phase(self, r: int, current: dict[str, str], name: str, *, uniform: bool = False) -> dict[str, Any]:
+        """The answerer's GRPO phase ``name`` of round ``r`` from ``current["answerer"]``. ``uniform``: the
+        uniform-task control of the round's answerer phase (osint-selfplay.controls): the same seed
+        tasks, stream and GRPO seed, without the generated tasks, into ``name``'s own folder."""
         cfg = self.cfg
         out = self._dir(r, name)
+        step = "answerer" if uniform else name
         generated: list[Task] = []
-        if name == "answerer":
+        if step == "answerer" and not uniform:
             sampled = self._dir(r, "sampled") / "tasks.jsonl"
             generated = [Task.from_dict(row) for row in read_jsonl(sampled)] if sampled.is_file() else []
-        rows, mix = data.mix_answerer_rows(self.pool, cfg, generated, r, streams.TRAIN if name == "answerer" else streams.TRAIN_FIRST)
+        rows, mix = data.mix_answerer_rows(self.pool, cfg, generated, r, streams.TRAIN if step == "answerer" else streams.TRAIN_FIRST)
+        start = current["answerer"]
 
         def fn() -> dict[str, Any]:
             if self.dist.is_main:
@@ -256,9 +263,10 @@ class SelfPlayRun:
                 reward: Any = EpisodeReward(cfg.parl, cfg.grpo_answerer.num_generations)
             else:
                 reward = AnswererReward(cfg.grpo_answerer.num_generations)
-            metrics = phases.run_grpo(current["answerer"], rows, reward, cfg.grpo_answerer, cfg, out, "answerer",
-                                      cfg.model.answerer, stream_seed(cfg.seed, f"grpo_{name}", r), rollout_func=rollout)
+            metrics = phases.run_grpo(start, rows, reward, cfg.grpo_answerer, cfg, out, "answerer",
+                                      cfg.model.answerer, stream_seed(cfg.seed, f"grpo_{step}", r), rollout_func=rollout)
             metrics["mix"] = mix
+            metrics["start_model"] = start
             if rollout is not None:
                 stats = rollout.stats
                 metrics["rollouts"] = {
@@ -280,25 +288,6 @@ class SelfPlayRun:
         result = self._phase(r, name, fn, collective=True)
         self._advance(current, "answerer", out)
         return result
-
-    def _control_phase(self, warm: dict[str, str]) -> dict[str, Any]:
-        """The equal-compute control: the answerer's warm start continued by packed SFT, on the rows
-        it had not reached, for as long as the self-play rounds ran (their phases' wall time)."""
-        cfg = self.cfg
-        role = "shared" if cfg.model_topology == "shared" else "answerer"
-        start = self.phases.done(None, f"warm_start_{role}") or {}
-        seconds = sum(float(phase.get("wall_seconds") or 0.0) for rnd in self.summary["rounds"]
-                      for phase in rnd.values() if isinstance(phase, dict))
-        out = self._dir(None, "control")
-
-        def fn() -> dict[str, Any]:
-            rows = read_jsonl(self._dir(None, f"warm_start/{role}") / "demonstrations.jsonl")
-            metrics = phases.run_sft(warm["answerer"], rows, cfg, out, "answerer", cfg.model.answerer, max_seconds=seconds,
-                                     skip_rows=int(start.get("next_row") or 0), label="equal-compute SFT control")
-            return {**metrics, "budget_seconds": seconds}
-
-        self._phase(None, "control", fn)
-        return {**(self.phases.done(None, "control") or {}), "model": str(out / "final_model")}
 
     def _advance(self, current: dict[str, str], role: str, out: Path) -> None:
         path = str(out / "final_model")
@@ -345,16 +334,16 @@ class SelfPlayRun:
             self.summary["rounds"].append(round_summary)
             if self.dist.is_main:
                 atomic_write_json(self._dir(r, "summary.json"), round_summary)
+        self.summary["output_dir"] = str(self.root)
         self.summary["final_models"] = dict(current)
         self.summary["warm_start_models"] = warm if cfg.warm_start_on else None
-        control = None
-        if cfg.warm_start.control and cfg.warm_start_on:
-            self.summary["control"] = self._control_phase(warm)
-            control = self.summary["control"]["model"]
+        from osint_selfplay import controls
+
+        models = controls.train(self, equal_compute=cfg.warm_start.control, uniform=cfg.answerer.uniform_control)
         if cfg.eval.enabled:
             from osint_selfplay.evaluate import evaluate_run
 
-            self.summary["evaluation"] = self._phase(None, "evaluation", lambda: evaluate_run(self, bases, warm, current, control))
+            self.summary["evaluation"] = self._phase(None, "evaluation", lambda: evaluate_run(self, bases, warm, current, models))
         if self.dist.is_main:
             atomic_write_json(self.root / "summary.json", self.summary)
         self.dist.wait()

@@ -116,32 +116,42 @@ def _comparison_lines(comparisons: dict[str, Any], where: str, prefix: str, stro
     return lines
 
 
-def _uniform_control_lines(rounds: list[dict[str, Any]]) -> list[str]:
-    """Self-play vs the uniform-task control. When no generated task reached the answerer, its GRPO
-    rows were osint-gym seed tasks only, the same rows (same stream, same order) a run with
-    ``answerer.generated_share = 0`` trains on: the two answerers are one run, the delta is 0 by
-    construction, and the summary says so instead of printing a comparison."""
+def _control_lines(summary: dict[str, Any]) -> list[str]:
+    """The two controls (osint_selfplay.controls): trained, or the command that trains them after the job.
+    When no generated task reached the answerer, its GRPO rows were osint-gym seed tasks only, the rows
+    (same stream, same order) the uniform-task control trains on: the two answerers are one run, the
+    delta is 0 by construction, and the summary says so instead of printing a comparison."""
+    rounds, run_dir = summary.get("rounds", []), summary.get("output_dir", "RUN_DIR")
+    later = f"not in this job; `osint-selfplay controls {run_dir}` trains it from this run and adds it to the evaluation"
     mixes = [r.get("answerer", {}).get("mix") for r in rounds]
-    if not rounds or not all(mixes):
-        return []
     generated = sum(m.get("generated", 0) for m in mixes if m)
-    if generated:
-        return [f"self-play vs uniform tasks: {generated} generated tasks trained the answerer; the uniform-task control is "
-                "a second run with --set answerer.generated_share=0 compared by osint-eval compare (see the README)"]
-    return ["self-play vs uniform tasks: no generated task reached the answerer (0 in the frontier band or valid), so its "
-            "rows were the uniform seed tasks a generated_share=0 run trains on: the same run, delta 0 by construction"]
+    uniform, lines = summary.get("uniform_control"), []
+    if (uniform and uniform.get("same_as_final")) or (rounds and all(mixes) and not generated):
+        lines.append("self-play vs uniform tasks: no generated task reached the answerer (0 in the frontier band or valid), so its "
+                     "rows were the uniform seed tasks the uniform-task control trains on: the same run, delta 0 by construction")
+    elif uniform:
+        mix, last = uniform.get("mix", {}), (mixes[uniform["round"]] or {}) if len(mixes) > uniform["round"] else {}
+        lines.append(f"uniform-task control: round {uniform['round']}'s answerer phase again from the model it started from, "
+                     f"on {mix.get('seed')} seed tasks instead of {last.get('generated')} generated + {last.get('seed')} seed; "
+                     f"answerer reward {_num(uniform.get('reward_first'))} -> {_num(uniform.get('reward_last'))}")
+    elif rounds and all(mixes):
+        lines.append(f"self-play vs uniform tasks: {generated} generated tasks trained the answerer; the uniform-task control: {later}")
+    ws = summary.get("warm_start") or {}
+    if summary.get("control"):
+        lines.append(_sft_line("equal-compute control", summary["control"]))
+    elif ws.get("packed_rows") and not ws.get("dry_run") and rounds:
+        lines.append(f"equal-compute control: {later}")
+    return lines
 
 
 def format_summary(summary: dict[str, Any]) -> str:
     lines = ["== osint-selfplay run summary =="]
     for rnd in summary.get("rounds", []):
         lines += _round_lines(rnd)
-    lines += _uniform_control_lines(summary.get("rounds", []))
     ws = summary.get("warm_start")
     if ws:
         lines.append(_sft_line("warm start", ws))
-    if summary.get("control"):
-        lines.append(_sft_line("equal-compute control", summary["control"]))
+    lines += _control_lines(summary)
     if summary.get("evaluation"):
         lines += _evaluation_lines(summary["evaluation"])
     return "\n".join(lines)
