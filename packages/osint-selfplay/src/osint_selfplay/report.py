@@ -84,8 +84,9 @@ def _difficulty_lines(ev: dict[str, Any]) -> list[str]:
         return []
     first = next(iter(by.values()))
     lines = ["  success by difficulty: " + ", ".join(f"{d} n={Estimate.from_dict(first[d], d).n}" for d in diffs if d in first)]
+    w = max(14, *(len(name) + 2 for name in by))
     for name, m in by.items():
-        lines.append(f"    {name:<{max(14, len(name) + 2)}}" + "  ".join(f"{d} {_est(m[d], f'summary.evaluation.by_difficulty.{name}.{d}')}"
+        lines.append(f"    {name:<{w}}" + "  ".join(f"{d} {_est(m[d], f'summary.evaluation.by_difficulty.{name}.{d}')}"
                                                     for d in diffs if d in m))
     return lines
 
