@@ -3,7 +3,8 @@
 #   1. benchmarks/gpu_grpo.py: GRPO step time and HF generation tokens/s, ~0.5B Qwen2-shaped model.
 #   2. The main job (configs/selfplay/tiny-cpu.toml) on CUDA with a larger tiny model (tiny:256x4): the
 #      same code path as on CPU (packed warm start, generator GRPO, environment-in-the-loop answerer
-#      GRPO, the equal-compute control, the evaluation on 1,000 v0:test tasks) and the same summary.
+#      GRPO, the evaluation on 1,000 v0:test tasks) and the same summary, with both controls (equal-compute,
+#      uniform-task) inside the job: on a GPU there is time for them.
 # Missing Python packages travel as wheels in .whl/ (see benchmarks/RESULTS.md for the list).
 # Writes everything it measures under $OUT (or ./gpu-out when OUT is unset).
 set -o pipefail
@@ -24,7 +25,8 @@ echo "gpu_grpo.py: $(( $(date +%s) - start )) s" | tee -a "$OUT/hardware.txt"
 
 start=$(date +%s)
 timeout "${MAIN_TIMEOUT:-420}" python3 -m osint_selfplay train --config configs/selfplay/tiny-cpu.toml \
-  --set output_dir='"/tmp/gpu-main"' model.generator='"tiny:256x4"' model.answerer='"tiny:256x4"' 2>&1 | tee "$OUT/main.log"
+  --set output_dir='"/tmp/gpu-main"' model.generator='"tiny:256x4"' model.answerer='"tiny:256x4"' \
+  warm_start.control=true answerer.uniform_control=true 2>&1 | tee "$OUT/main.log"
 echo "tiny-cpu.toml (tiny:256x4) on CUDA: $(( $(date +%s) - start )) s (exit ${PIPESTATUS[0]})" | tee -a "$OUT/hardware.txt"
 cp /tmp/gpu-main/eval/report.md "$OUT/main-report.md" 2>/dev/null
 cp /tmp/gpu-main/summary.json "$OUT/main-summary.json" 2>/dev/null
