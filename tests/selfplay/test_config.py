@@ -62,6 +62,7 @@ def test_set_overrides_parse_toml_values_and_bare_strings():
         (["answerer.generated_share=2"], r"generated_share must be in \[0, 1\]"),
         (["warm_start.control=true"], "warm_start.control continues a packed warm start: set warm_start.packing = true"),
         (["warm_start.max_seconds=-1"], "warm_start.max_seconds must be a number >= 0"),
+        (["warm_start.decay_fraction=1.5"], r"warm_start.decay_fraction must be in \[0, 1\]; got 1.5"),
         (["warm_start.max_length=8"], "warm_start.max_length must be a number >= 16"),
         (["eval.max_new_tokens=0"], "eval.max_new_tokens must be a number >= 1"),
         (["eval.difficulties=['easy', 'impossible']"], "eval.difficulties"),

@@ -111,6 +111,27 @@ def test_a_time_budget_stops_training_and_a_continuation_starts_where_it_stopped
     assert len(order) == len(later) == 2 * len(packed) and later[: len(order) - 3] == order[3:]
 
 
+def test_the_learning_rate_warms_up_holds_then_decays_to_zero_at_the_end_of_the_budget(tokenizer, tiny_path):
+    from transformers import AutoModelForCausalLM
+
+    timed = _settings(epochs=None, max_seconds=100.0, warmup_steps=10, decay_fraction=0.25)
+    assert sft.lr_scale(timed, 0, 0.0, None) == pytest.approx(0.1)  # warm-up
+    assert sft.lr_scale(timed, 50, 70.0, None) == 1.0  # stable
+    assert sft.lr_scale(timed, 80, 87.5, None) == pytest.approx(0.5)  # half-way through the last 25 s
+    assert sft.lr_scale(timed, 90, 100.0, None) == 0.0
+    by_steps = _settings(epochs=1.0, warmup_steps=1, decay_fraction=0.5)
+    assert sft.lr_scale(by_steps, 75, 0.0, 100) == pytest.approx(0.5)  # the epochs' steps bound it
+    assert sft.lr_scale(_settings(epochs=None, max_seconds=100.0, warmup_steps=1), 99, 99.0, None) == 1.0  # off by default
+    model = AutoModelForCausalLM.from_pretrained(tiny_path)
+    packed = sft.pack(sft.tokenize(tokenizer, CONVERSATIONS * 8), 256)
+    logs = sft.train_packed(model, packed, _settings(epochs=4.0, warmup_steps=1, decay_fraction=0.5),
+                            pad_id=tokenizer.pad_token_id)["log"]
+    rates = [e["learning_rate"] for e in logs]
+    steps = -(-int(len(packed) * 4) // 2)
+    assert rates[0] == pytest.approx(5e-3) and rates == sorted(rates, reverse=True) and rates[-1] < 5e-3
+    assert logs[-1]["learning_rate"] == pytest.approx(5e-3 * (1 - (logs[-1]["step"] - 1) / steps) / 0.5)
+
+
 def test_nothing_to_train_is_a_clear_error(tokenizer, tiny_path):
     from transformers import AutoModelForCausalLM
 

@@ -75,6 +75,8 @@ class WarmStartConfig:
     packing: bool = _f(False, "Pack demonstrations into rows of max_length tokens and train with osint-selfplay's own loop "
                               "(~3x TRL SFTTrainer's speed on a tiny model on a CPU; one process); batch_size then counts packed rows.")
     max_seconds: float = _f(0.0, "Packed: stop the warm start after this many seconds of training (0: no limit; epochs decide).")
+    decay_fraction: float = _f(0.0, "Packed: the learning rate falls linearly to 0 over this last share of the budget (the epochs' "
+                                    "steps or max_seconds, whichever ends first); 0: constant after the warm-up.")
     control: bool = _f(False, "Packed: train the equal-compute control (the warm start continued by SFT for the self-play "
                               "rounds' wall time) inside the job and evaluate it next to the final model; "
                               "`osint-selfplay controls RUN_DIR` trains it after the job instead.")
@@ -87,6 +89,8 @@ class WarmStartConfig:
         _positive("warm_start.max_length", self.max_length, 16)
         _positive("warm_start.max_seconds", self.max_seconds, 0)
         _positive("warm_start.epochs", self.epochs, 1e-6)
+        if not 0 <= self.decay_fraction <= 1:
+            raise ConfigError(f"warm_start.decay_fraction must be in [0, 1]; got {self.decay_fraction!r}")
         if self.control and not self.packing:
             raise ConfigError("warm_start.control continues a packed warm start: set warm_start.packing = true")
 

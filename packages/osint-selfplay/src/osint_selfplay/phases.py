@@ -176,7 +176,7 @@ def _run_packed_sft(model_path: str, rows: list[dict[str, Any]], cfg: RunConfig,
                                epochs=ws.epochs if max_seconds is None else None, seed=cfg.seed,
                                warmup_steps=ws.warmup_steps if not skip_rows else min(10, ws.warmup_steps),  # a fresh optimizer: a short warm-up
                                max_seconds=max_seconds if max_seconds is not None else (ws.max_seconds or None),
-                               skip_rows=skip_rows)
+                               skip_rows=skip_rows, decay_fraction=ws.decay_fraction)
     result = sft.train_packed(model, packed, settings, pad_id=tokenizer.pad_token_id, device=device, desc=str(card["role"]))
     logs = result.pop("log")
     metrics = {"examples": len(rows), "packed_rows": len(packed), "dropped_too_long": packed.dropped_too_long,

@@ -116,6 +116,18 @@ class SFTSettings:
     max_seconds: float | None = None
     skip_rows: int = 0  # start this many packed rows into the (seeded) epoch order
     logging_steps: int = 10
+    decay_fraction: float = 0.0  # the learning rate falls linearly to 0 over this last share of the budget
+
+
+def lr_scale(s: SFTSettings, step: int, elapsed: float, total_steps: int | None) -> float:
+    """The learning rate's multiplier at ``step``: a linear warm-up, constant, then (``decay_fraction``)
+    a linear decay to 0 over the budget's last share, the budget being the epochs' steps or
+    ``max_seconds``, whichever runs out first (warmup-stable-decay: the run ends on a low rate)."""
+    scale = min(1.0, (step + 1) / max(1, s.warmup_steps))
+    if s.decay_fraction > 0:
+        progress = max(step / total_steps if total_steps else 0.0, elapsed / s.max_seconds if s.max_seconds else 0.0)
+        scale *= min(1.0, max(0.0, (1.0 - progress) / s.decay_fraction))
+    return scale
 
 
 def _epoch_stream(packed: Packed, s: SFTSettings) -> Iterator[list[int]]:
@@ -167,7 +179,6 @@ def train_packed(model: Any, packed: Packed, s: SFTSettings, *, pad_id: int, dev
     torch.manual_seed(s.seed)
     params = [p for p in model.parameters() if p.requires_grad]
     opt = torch.optim.AdamW(params, lr=s.learning_rate, betas=(0.9, 0.98), weight_decay=s.weight_decay)
-    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda k: min(1.0, (k + 1) / max(1, s.warmup_steps)))
     model.to(device)
     model.train()
     logs: list[dict[str, Any]] = []
@@ -180,19 +191,21 @@ def train_packed(model: Any, packed: Packed, s: SFTSettings, *, pad_id: int, dev
         if s.max_seconds is not None and time.perf_counter() - t0 >= s.max_seconds:
             stopped = "max_seconds"
             break
+        lr = s.learning_rate * lr_scale(s, step, time.perf_counter() - t0, steps)
+        for group in opt.param_groups:
+            group["lr"] = lr
         batch = {k: v.to(device) for k, v in _batch(packed, rows, pad_id).items()}
         loss = _loss(model, batch)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(params, s.max_grad_norm)
         opt.step()
-        sched.step()
         opt.zero_grad(set_to_none=True)
         rows_done += len(rows)
         tokens += int(batch["input_ids"].numel())
         losses.append(float(loss.detach()))
         if (step + 1) % s.logging_steps == 0:
             window = losses[-s.logging_steps :]
-            logs.append({"step": step + 1, "loss": sum(window) / len(window), "learning_rate": sched.get_last_lr()[0],
+            logs.append({"step": step + 1, "loss": sum(window) / len(window), "learning_rate": lr,
                          "seconds": time.perf_counter() - t0})
     seconds = time.perf_counter() - t0
     model.eval()
