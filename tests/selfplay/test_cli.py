@@ -66,6 +66,16 @@ def test_overwrite_replaces_an_earlier_run_only_when_asked(tmp_path, tiny_path, 
     assert "--overwrite and --resume contradict each other" in capsys.readouterr().err
 
 
+def test_an_equal_compute_control_without_a_warm_start_is_refused_before_anything_is_written(tmp_path, capsys):
+    out = tmp_path / "run"
+    code = main(["train", "--set", *micro_overrides(out, **{"warm_start.enabled": "'off'", "warm_start.packing": "true",
+                                                           "warm_start.control": "true"})])
+    assert code == 2 and capsys.readouterr().err.strip().splitlines()[-1] == (
+        "osint-selfplay: error: warm_start.control continues the warm start, which is off for these models: "
+        "set warm_start.enabled = 'on' or warm_start.control = false")
+    assert not out.exists()
+
+
 def test_controls_refuse_what_is_not_a_finished_trained_run_in_one_line(tmp_path, tiny_path, capsys):
     out = tmp_path / "run"
     assert main(["controls", str(tmp_path)]) == 2

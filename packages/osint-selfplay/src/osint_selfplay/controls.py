@@ -67,11 +67,8 @@ def train_uniform_tasks(run: SelfPlayRun) -> dict[str, Any]:
 
 def train(run: SelfPlayRun, *, equal_compute: bool, uniform: bool) -> dict[str, str]:
     """Train the controls asked for into ``run.summary``; returns {name: model} of those to evaluate."""
-    cfg = run.cfg
     models: dict[str, str] = {}
-    if equal_compute:
-        if not cfg.warm_start_on or not cfg.warm_start.packing:
-            raise ConfigError("the equal-compute control continues a packed warm start: set warm_start.packing = true")
+    if equal_compute:  # a packed warm start: checked when the run is built (`SelfPlayRun`) or by `after_run`
         run.summary["control"] = train_equal_compute(run)
         models["control"] = run.summary["control"]["model"]
     if uniform:

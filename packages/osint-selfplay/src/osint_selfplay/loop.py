@@ -86,6 +86,9 @@ class SelfPlayRun:
         from osint_selfplay.evaluate import check_heldout
 
         check_heldout(cfg)
+        if cfg.warm_start.control and not cfg.warm_start_on:
+            raise ConfigError("warm_start.control continues the warm start, which is off for these models: "
+                              "set warm_start.enabled = 'on' or warm_start.control = false")
         self.machine = pin_determinism(cfg.torch_threads, cfg.deterministic)
         self.dist = _Dist()
         if overwrite and manifest.is_file() and self.dist.is_main:
