@@ -121,9 +121,9 @@ def run_multi_turn(policy: Policy, world: World, tasks: list[Task], *, max_steps
     episode loop; ``in_flight * batch_size`` episodes run at once, their turns generated in batches of
     ``batch_size``. The budgets and the observation format are the env's; ``action_format="short"``
     tells the policy (in the system prompt) to use the short action syntax, which the env accepts in
-    any case. ``bare_prompt``: no
-    system message and a reset observation of the question alone (``describe_tools=False``), the
-    format of a model trained from scratch on it (osint-selfplay's ``answerer.bare_prompt``)."""
+    any case. ``bare_prompt``: no system message and a reset observation of the question alone
+    (``describe_tools=False``), the format of a model trained from scratch on it (osint-selfplay's
+    ``answerer.bare_prompt``)."""
     envs = [OSINTEnv(world=world, tasks=[t], max_steps=max_steps, max_parallel_calls=max_parallel_calls,
                      max_observation_chars=max_observation_chars, observation_format=observation_format,
                      describe_tools=not bare_prompt) for t in tasks]

@@ -245,7 +245,7 @@ class SelfPlayRun:
         out = self._dir(r, name)
         step = "answerer" if uniform else name
         generated: list[Task] = []
-        if step == "answerer" and not uniform:
+        if name == "answerer":  # the uniform-task control's own name keeps the generated tasks out
             sampled = self._dir(r, "sampled") / "tasks.jsonl"
             generated = [Task.from_dict(row) for row in read_jsonl(sampled)] if sampled.is_file() else []
         rows, mix = data.mix_answerer_rows(self.pool, cfg, generated, r, streams.TRAIN if step == "answerer" else streams.TRAIN_FIRST)

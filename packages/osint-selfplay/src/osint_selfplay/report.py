@@ -131,7 +131,8 @@ def _control_lines(summary: dict[str, Any]) -> list[str]:
         lines.append("self-play vs uniform tasks: no generated task reached the answerer (0 in the frontier band or valid), so its "
                      "rows were the uniform seed tasks the uniform-task control trains on: the same run, delta 0 by construction")
     elif uniform:
-        mix, last = uniform.get("mix", {}), (mixes[uniform["round"]] or {}) if len(mixes) > uniform["round"] else {}
+        mix = uniform.get("mix", {})
+        last = (mixes[uniform["round"]] if uniform["round"] < len(mixes) else None) or {}
         lines.append(f"uniform-task control: round {uniform['round']}'s answerer phase again from the model it started from, "
                      f"on {mix.get('seed')} seed tasks instead of {last.get('generated')} generated + {last.get('seed')} seed; "
                      f"answerer reward {_num(uniform.get('reward_first'))} -> {_num(uniform.get('reward_last'))}")
