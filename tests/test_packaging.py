@@ -1,9 +1,12 @@
 """Each package builds a wheel and an sdist that install alone into a fresh venv, with clean metadata:
 osint-gym runs an episode without torch; osint-eval runs a scripted evaluation without torch;
-osint-selfplay installs with its declared dependencies."""
+osint-selfplay installs with its declared dependencies, in the venv that `scripts/train_standalone.sh`
+made and trained in (one install of torch and its stack for both: each took ~150 s here)."""
 
 from __future__ import annotations
 
+import json
+import os
 import subprocess
 import sys
 import venv
@@ -71,12 +74,31 @@ def test_osint_eval_runs_a_scripted_evaluation_without_torch(dists, tmp_path):
     assert _run([str(py), "-c", "import importlib.util; print(importlib.util.find_spec('torch') is None)"]).strip() == "True"
 
 
-def test_osint_selfplay_installs_with_its_dependencies(dists, tmp_path):
-    py = _venv(tmp_path / "venv")
-    # torch first, pinned: on these machines pip takes the CPU build from disk instead of a multi-GB CUDA one
-    _run([str(py), "-m", "pip", "install", "-q", "torch==2.13.0"])
+def test_the_standalone_script_trains_then_osint_selfplay_installs_with_its_dependencies(dists, tmp_path):
+    script = ROOT / "scripts" / "train_standalone.sh"
+    bad = subprocess.run([str(script), "--bogus"], capture_output=True, text=True)
+    assert bad.returncode == 2 and "unknown option --bogus" in bad.stderr
+    assert subprocess.run([str(script)], capture_output=True, text=True).returncode == 2
+    venv_dir, run = tmp_path / "venv", tmp_path / "run"
+    env = {**os.environ, "PYTHON": getattr(sys, "_base_executable", sys.executable)}  # the interpreter behind this venv
+    env.pop("PYTHONPATH", None)
+    # torch pinned: on these machines pip takes the CPU build from disk instead of a multi-GB CUDA one
+    done = subprocess.run([str(script), "--venv", str(venv_dir), "--torch", "torch==2.13.0", "--",
+                           "--config", "configs/selfplay/tiny-cpu.toml", "--dry-run", "--set", f"output_dir='{run}'",
+                           "warm_start.answerer_examples=200", "warm_start.generator_examples=50"],
+                          capture_output=True, text=True, env=env, timeout=1500)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert "creating" in done.stdout and (venv_dir / "bin" / "osint-selfplay").is_file() and (run / "summary.json").is_file()
+    summary = json.loads((run / "summary.json").read_text())
+    assert summary["evaluation"]["dry_run"] is True and summary["rounds"]
+    # the wheels in place of the checkout's install: pip resolves their declared dependencies against the venv
+    py = venv_dir / "bin" / "python"
+    _run([str(py), "-m", "pip", "uninstall", "-q", "-y", "osint-gym", "osint-eval", "osint-selfplay"])
     _run([str(py), "-m", "pip", "install", "-q", _one(dists, "osint_gym-*.whl"), _one(dists, "osint_eval-*.whl"),
           _one(dists, "osint_selfplay-*.whl")])
+    assert "No broken requirements" in _run([str(py), "-m", "pip", "check"])
+    shown = _run([str(py), "-m", "pip", "show", "-f", "osint-selfplay"])
+    assert "osint_selfplay-0.1.0.dist-info" in shown and "site-packages" in shown
     out = _run([str(py), "-m", "osint_selfplay", "train", "--help"])
     assert "--resume" in out and "--dry-run" in out
     _run([str(py), "-c", "import osint_selfplay.loop, osint_selfplay.rollout, trl, peft, datasets, accelerate"])

@@ -1,6 +1,6 @@
 """Scale-out features, tested on CPU as far as they can be: a vLLM server config reaches TRL and a
 missing server fails within seconds; the accelerate/DeepSpeed configs load in accelerate; hub
-passthrough, `osint-selfplay push` and `launch --dry-run`; the standalone SSH script end to end."""
+passthrough, `osint-selfplay push` and `launch --dry-run` (the standalone SSH script: tests/test_packaging.py)."""
 
 from __future__ import annotations
 
@@ -125,27 +125,3 @@ def test_launch_dry_run_prints_the_job_spec(tmp_path):
     assert bad.returncode == 2 and "rounds must be" in bad.stderr and not bad.stdout
     no_token = _cli("launch", "--config", str(config), env={"HF_TOKEN": "", "HF_HUB_OFFLINE": "0"})
     assert no_token.returncode == 2 and "HF_TOKEN is not set" in no_token.stderr
-
-
-def test_standalone_script_creates_a_venv_installs_and_trains(tmp_path):
-    script = ROOT / "scripts" / "train_standalone.sh"
-    bad = subprocess.run([str(script), "--bogus"], capture_output=True, text=True)
-    assert bad.returncode == 2 and "unknown option --bogus" in bad.stderr
-    assert subprocess.run([str(script)], capture_output=True, text=True).returncode == 2
-    venv, run = tmp_path / "venv", tmp_path / "run"
-    env = {**os.environ, "PYTHON": _base_python()}
-    env.pop("PYTHONPATH", None)
-    done = subprocess.run([str(script), "--venv", str(venv), "--torch", "torch==2.13.0", "--",
-                           "--config", "configs/selfplay/tiny-cpu.toml", "--dry-run", "--set", f"output_dir='{run}'",
-                           "warm_start.answerer_examples=200", "warm_start.generator_examples=50"],
-                          capture_output=True, text=True, env=env, timeout=1500)
-    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
-    assert (venv / "bin" / "osint-selfplay").is_file() and (run / "summary.json").is_file()
-    summary = json.loads((run / "summary.json").read_text())
-    assert summary["evaluation"]["dry_run"] is True and summary["rounds"]
-    assert "osint-selfplay" in done.stdout + done.stderr
-
-
-def _base_python():
-    """The interpreter behind this test's virtual environment (a venv made from a venv's python works too)."""
-    return getattr(sys, "_base_executable", sys.executable)
