@@ -73,7 +73,8 @@ class WarmStartConfig:
     warmup_steps: int = _f(30, "Linear warm-up steps.")
     max_length: int = _f(512, "Truncate demonstrations to this many tokens (packed: the packed row's length; longer demonstrations are dropped and counted).")
     packing: bool = _f(False, "Pack demonstrations into rows of max_length tokens and train with osint-selfplay's own loop "
-                              "(~3x TRL SFTTrainer's speed on a tiny model on a CPU; one process); batch_size then counts packed rows.")
+                              "(5.16x TRL SFTTrainer's tokens/s on a tiny model on a CPU, benchmarks/bench_sft.py; one process); "
+                              "batch_size then counts packed rows.")
     max_seconds: float = _f(0.0, "Packed: stop the warm start after this many seconds of training (0: no limit; epochs decide).")
     decay_fraction: float = _f(0.0, "Packed: the learning rate falls linearly to 0 over this last share of the budget (the epochs' "
                                     "steps or max_seconds, whichever ends first); 0: constant after the warm-up.")

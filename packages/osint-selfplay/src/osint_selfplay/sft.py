@@ -2,10 +2,11 @@
 
 Conversations are rendered by the tokenizer's own chat template with its assistant mask (the loss is
 on the model's turns only: environment text and template glue are masked out), packed first-fit into
-rows of ``max_length`` tokens, and trained with AdamW at a constant learning rate after a linear
-warm-up. Each packed row restarts its position ids at every conversation, and no attention mask is
-passed, so transformers builds a block-diagonal causal mask (`masking_utils.find_packed_sequence_indices`):
-no conversation attends to another.
+rows of ``max_length`` tokens, and trained with AdamW after a linear warm-up, at a constant
+learning rate or one that decays to 0 at the end (``decay_fraction``, `lr_scale`). Each packed row
+restarts its position ids at every conversation, and no attention mask is passed, so transformers
+builds a block-diagonal causal mask (`masking_utils.find_packed_sequence_indices`): no conversation
+attends to another.
 
 Written here rather than through TRL's SFTTrainer because on the 2-core CPU the trainer's per-step
 overhead and padding dominated a model this small: on 600 compact demonstrations, 20 steps of about
