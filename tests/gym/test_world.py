@@ -167,3 +167,27 @@ def test_a_world_pickled_with_a_plain_kind_string_loads_with_a_world_kind(world)
     clone = World.__new__(World)
     clone.__setstate__(state)
     assert clone.kind is WorldKind.OSINT and clone.kind.directory_filters
+
+
+def test_generated_words_cover_every_name_title_and_separated_handle(world):
+    """Tokenizers for small models make each of these words one token (osint_eval.modeling.lexicon):
+    a word a world writes that the set misses would be copied as pieces again."""
+    import re
+
+    from osint_gym.benchmark import benchmark_world
+    from osint_gym.world.names import generated_words
+
+    title, handle = generated_words()
+    assert {"Lina", "Brandt", "Ralven", "Malmo", "Summit", "Rusty", "Open", "Source"} <= title
+    assert {"lina", "brandt", "rusty", "heron"} <= handle and "Lina" not in handle
+    separated = 0
+    for w in (world, benchmark_world("v0:test")):
+        for node, attrs in w.graph.nodes(data=True):
+            for key in ("name", "display_name"):
+                if key in attrs:
+                    assert set(re.findall(r"[A-Za-z]+", attrs[key])) <= title, (node, attrs[key])
+            h = attrs.get("handle", "")
+            if re.search(r"[._]", h) and not attrs.get("decoy"):  # a lookalike decoy ("l1na_brandt_real") is not
+                separated += 1
+                assert set(re.findall(r"[a-z]+", h)) <= handle, (node, h)
+    assert separated > 100

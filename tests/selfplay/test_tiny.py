@@ -48,3 +48,28 @@ def test_tiny_spec_and_model_errors():
     with pytest.raises(EvalError, match="does not exist"):
         resolve_model("./no/such/checkpoint")
     assert resolve_model("Qwen/Qwen2.5-0.5B-Instruct") == "Qwen/Qwen2.5-0.5B-Instruct"  # hub ids pass through
+
+
+def test_main_job_tokenizer_keeps_ids_identifiers_and_every_generated_word_whole():
+    """The main job's tokenizer (5,120 merges): each word a generated world writes is one token, so
+    a name is copied word by word; a handle splits into those words; ids, post ids and snake_case
+    tool, argument and field names stay whole."""
+    from osint_eval.modeling import _train_tokenizer, lexicon
+
+    tok = _train_tokenizer(5120)
+
+    def pieces(text: str) -> list[str]:
+        return [tok.decode([i]) for i in tok(text, add_special_tokens=False)["input_ids"]]
+
+    words = lexicon()
+    assert len(words) > 2000
+    # a spaced word is one token; a handle word after its separator is two ("@" and the word)
+    split = [w for w in words if len(pieces(w)) != (1 if w.startswith(" ") else 2)]
+    assert split == []
+    assert pieces('get_profile handle_or_id=" Ralven AI Summit 2025"') == \
+        ["get_profile", " handle_or_id", '="', " Ralven", " AI", " Summit", " 2025", '"']
+    assert pieces("get_profile @lina_brandt @rusty_heron45") == \
+        ["get_profile", " @", "lina", "_", "brandt", " @", "rusty", "_", "heron", "45"]
+    assert pieces("add_edge account_33 alias_of person_23\nanswer post_24") == \
+        ["add_edge", " account_33", " alias_of", " person_23", "\n", "answer", " post_24"]
+    assert "search_people" in pieces('{"tool": "search_people", "args": {"name": "Freya Engel"}}')  # JSON too

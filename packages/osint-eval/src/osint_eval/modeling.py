@@ -24,13 +24,20 @@ from typing import Any
 from osint_eval.errors import EvalError
 
 TINY_PREFIX = "tiny:"
-CORPUS_VERSION = "11"  # bump when the tokenizer corpus changes, to invalidate caches
+CORPUS_VERSION = "12"  # bump when the tokenizer corpus changes, to invalidate caches
 # Every entity id of a default-sized world gets a token of its own: a model then copies an answer
 # from its context as one token instead of spelling it (ids beyond these ranges still tokenize, by BPE).
 ID_TOKENS = {"person": 300, "account": 600, "org": 40, "loc": 20, "event": 60, "thread": 80}
 SPECIAL_TOKENS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
-# Keeps ids such as " person_12" whole (with their leading space) instead of GPT-2's person/_/12.
-PRETOKENIZE_PATTERN = r" ?[A-Za-z0-9_]+| ?[^\sA-Za-z0-9_]+|\s+"
+# Pre-tokens: an id such as " post_24" whole (with its leading space, instead of GPT-2's post/_/24),
+# then words, numbers and punctuation apart, so that a handle splits into the words it is made of
+# (" @", "lina", "_", "brandt"; "rusty", "_", "heron", "45") and each word is the token it is
+# everywhere else. snake_case names of tools, arguments and fields are added tokens (`_identifiers`).
+PRETOKENIZE_PATTERN = r" ?[a-z]+_[0-9]+| ?[A-Za-z]+| ?[0-9]+| ?[^\sA-Za-z0-9]+|\s+"
+# How often the lexicon of generated words enters the BPE corpus: often enough that, with 5,120
+# merges, every word of it is one token (`tiny:...-v5120`, the main job's tokenizer; a test checks).
+LEXICON_REPEATS = 100
+_IDENTIFIER = re.compile(r"(?<![@\w.|])[a-z]+(?:_[a-z]+)+(?!\w)")
 # ChatML. The {% generation %} markers (which render nothing) let TRL's SFT train on assistant
 # turns only (assistant_only_loss) in multi-turn demonstrations.
 CHAT_TEMPLATE = (
@@ -104,9 +111,31 @@ def tokenizer_corpus(n_tasks: int = 1500) -> list[str]:
         texts.append(json.dumps({"tool_calls": [{"name": "get_profile", "arguments": {"handle_or_id": eid}}]}))
     texts.append(json.dumps(tool_schemas(world)))
     texts += _compact_episodes(world, benchmark_tasks("v0:train", limit=n_tasks))
+    texts += ["".join(lexicon())] * LEXICON_REPEATS
     for role in ("system", "user", "assistant", "tool"):  # the chat template's words
         texts += [f"<|im_start|>{role}\n"] * 50
     return texts
+
+
+def lexicon() -> list[str]:
+    """Every word a generated world writes (`osint_gym.world.names.generated_words`), in the forms an
+    agent's text shows it: after a space (" Ralven", " Malmo") and, for handles, after "@", "_" or ".".
+
+    The measured reason (`tiny:128x3`, 800 SFT steps, 400 easy + medium v0:test episodes): a model
+    that copies a made-up name as BPE pieces (" M", "al", "mo") miscopies it ("Maldel Aals" for
+    "Malmo"); half of its failed episodes went wrong at the first action, copying a name or handle
+    out of the question. With each word one token, success rose from 14.7% to 26.3%."""
+    from osint_gym.world.names import generated_words
+
+    title, handle = generated_words()
+    return [" " + w for w in sorted(title)] + [sep + w for w in sorted(handle) for sep in "@_."]
+
+
+def _identifiers(texts: list[str]) -> list[str]:
+    """The snake_case names of the corpus (tools, arguments, relations, record fields): the
+    pre-tokenizer splits words at "_", so each of these is added whole (handles, which also hold
+    "_", follow "@", "." or a letter and are not matched)."""
+    return sorted({m for t in texts for m in _IDENTIFIER.findall(t)})
 
 
 def _compact_episodes(world: Any, tasks: list[Any]) -> list[str]:
@@ -137,17 +166,19 @@ def _train_tokenizer(vocab: int) -> Any:
     tok.decoder = decoders.ByteLevel()
     trainer = trainers.BpeTrainer(vocab_size=vocab, special_tokens=SPECIAL_TOKENS, show_progress=False,
                                   initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
-    tok.train_from_iterator(tokenizer_corpus(), trainer=trainer)
+    corpus = tokenizer_corpus()
+    tok.train_from_iterator(corpus, trainer=trainer)
     fast = PreTrainedTokenizerFast(
         tokenizer_object=tok, eos_token="<|im_end|>", pad_token="<|endoftext|>", bos_token=None,
         padding_side="left", model_max_length=4096,
     )
-    # each id twice: with its leading space (how questions, compact observations and short actions
+    # each id and identifier twice: with its leading space (how questions, compact observations and short actions
     # write it: one token, as the notes on tiny models advise) and bare (inside JSON strings). The
     # spaced form is not `single_word`: that check looks at the character before the space, so the
     # second id of " person_14 person_16" would not match (the longest match keeps person_160 whole).
-    fast.add_tokens([AddedToken(f"{space}{prefix}_{i}", single_word=not space, lstrip=False, rstrip=False, normalized=False)
-                     for prefix, n in ID_TOKENS.items() for i in range(n) for space in (" ", "")])
+    words = [f"{prefix}_{i}" for prefix, n in ID_TOKENS.items() for i in range(n)] + _identifiers(corpus)
+    fast.add_tokens([AddedToken(f"{space}{word}", single_word=not space, lstrip=False, rstrip=False, normalized=False)
+                     for word in words for space in (" ", "")])
     fast.chat_template = CHAT_TEMPLATE
     return fast
 

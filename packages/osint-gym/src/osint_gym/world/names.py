@@ -57,6 +57,22 @@ ANIMALS = "fox owl lynx heron otter raven wolf hare crane moth badger falcon mar
 JOB_TITLES = "Engineer Analyst Designer Researcher Manager Consultant Developer Writer Director".split()
 
 
+def generated_words() -> tuple[frozenset[str], frozenset[str]]:
+    """The closed set of words a default-sized generated world writes: (words of names, titles,
+    places and bios, as written after a space: ``Lina``, ``Ralven``, ``Malmo``, ``Summit``; the
+    lowercase words handles are made of: ``lina``, ``brandt``, ``rusty``, ``heron``). Organisation
+    and event names use every two-syllable word; worlds with more locations than `CITIES` name the
+    rest with three syllables, which are left out (46,656 words). Tokenizers for small models add
+    these as whole tokens, so an agent copies a name as one token per word (`osint_eval.modeling`)."""
+    title = set(FIRST_NAMES) | set(LAST_NAMES) | set(CITIES) | set(COUNTRIES.values()) | {"Freeland"}
+    title |= set(ORG_KINDS) | set(EVENT_TOPICS) | set(EVENT_KINDS) | set(JOB_TITLES)
+    title |= {(a + b).capitalize() for a in _SYLLABLES for b in _SYLLABLES}
+    title |= {w.capitalize() for w in ADJECTIVES + ANIMALS}  # an unlisted account's display name: "Rusty Heron45"
+    handle = {w.lower() for w in FIRST_NAMES + LAST_NAMES + ADJECTIVES + ANIMALS}
+    words = {part for w in title for part in w.replace("-", " ").split()}
+    return frozenset(words), frozenset(handle)
+
+
 def syllable_word(rng: random.Random, n: int = 2) -> str:
     return "".join(rng.choice(_SYLLABLES) for _ in range(n)).capitalize()
 
