@@ -88,6 +88,7 @@ def test_the_main_jobs_shape_runs_end_to_end_then_its_controls(tmp_path, monkeyp
         "answerer.observation_format": "'compact'", "answerer.action_format": "'short'", "answerer.tasks_per_round": 8, "answerer.bare_prompt": "true",
         "canonical_graph_mode": "'choose'", "answerer.frontier": "[0.0, 1.0]", "grpo_generator.max_completion_length": 8,
         "warm_start.answerer_examples": 24, "warm_start.packing": "true", "warm_start.control": "false",
+        "warm_start.decay_fraction": 0.5,
         "warm_start.max_length": 768, "warm_start.batch_size": 2, "grpo_answerer.max_completion_length": 64,
         "grpo_answerer.per_device_train_batch_size": 4, "grpo_answerer.num_generations": 2, "eval.max_new_tokens": 24,
         "eval.difficulties": "[]", "eval.limit": 6, "model_topology": "'shared'"}))
@@ -111,6 +112,9 @@ def test_the_main_jobs_shape_runs_end_to_end_then_its_controls(tmp_path, monkeyp
     assert ws["packed_rows"] > 0 and ws["steps"] > 0 and ws["stopped_by"] == "epochs"
     rounds_seconds = sum(p["wall_seconds"] for p in summary["rounds"][0].values() if isinstance(p, dict))
     assert control["budget_seconds"] == pytest.approx(rounds_seconds) and control["stopped_by"] == "max_seconds"
+    # the control resumed the warm start where its decay began (its saved state), not from its decayed end
+    assert control["branched_at"]["step"] == ws["decay_start"]["step"] > 0
+    assert control["seconds"] >= rounds_seconds - 1.0  # the warm start's decay again, stretched, plus the rounds' time
     assert control["model"].endswith("control/final_model")
     ev = summary["evaluation"]
     uniform, mix = summary["uniform_control"], summary["rounds"][0]["answerer"]["mix"]
@@ -140,6 +144,7 @@ def test_the_main_jobs_shape_runs_end_to_end_then_its_controls(tmp_path, monkeyp
     assert sum(z["groups"] for z in zero.values()) >= 1 and set(zero) <= {"generated", "seed"}
     text = format_summary(summary)
     assert "equal-compute control: " in text and "not in this job" not in text and "final vs control: success" in text
+    assert f"from the warm start's step {ws['decay_start']['step']} (" in text and "its schedule stretched by the rounds'" in text
     assert "uniform-task control: round 0's answerer phase again" in text and "final vs uniform_control: success" in text
     assert "strongest scripted baseline" in text
     assert "zero-variance answerer groups:" in text and "frontier band [0.0, 1.0]" in text and "(2 samples each)" in text

@@ -147,3 +147,40 @@ def test_a_template_without_assistant_markers_is_refused(tiny_path):
     tok.chat_template = "{% for m in messages %}{{ m['content'] }}{% endfor %}"
     with pytest.raises(ConfigError, match="generation"):
         sft.tokenize(tok, CONVERSATIONS)
+
+
+def test_a_stretched_schedule_is_the_warm_start_with_the_extra_seconds_added():
+    # 370 s warm start decaying over its last 25% (from 277.5 s), 27 s more: 119.5 s from the branch,
+    # the decay 25% of 397 s = 99.25 s, so 20.25 s more of the stable phase first
+    seconds, decay = sft.stretched(370.0, 277.5, 27.0)
+    assert seconds == pytest.approx(119.5) and decay * seconds == pytest.approx(0.25 * 397.0)
+    assert sft.stretched(100.0, 75.0, 0.0) == pytest.approx((25.0, 1.0))  # nothing added: the same decay again
+    stretched = sft.SFTSettings(learning_rate=1.0, batch_size=1, epochs=None, warmup_steps=0, max_seconds=seconds,
+                                decay_fraction=decay)
+    assert sft.lr_scale(stretched, 10, 20.0, None) == 1.0 and sft.lr_scale(stretched, 99, 119.5, None) == 0.0
+
+
+def test_the_warm_start_saves_its_state_where_the_decay_begins_and_a_control_resumes_from_it(tokenizer, tiny_path, tmp_path):
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    packed = sft.pack(sft.tokenize(tokenizer, CONVERSATIONS * 8), 256)
+    settings = _settings(epochs=4.0, warmup_steps=1, decay_fraction=0.5)
+    total = -(-int(len(packed) * 4) // 2)
+    warm = AutoModelForCausalLM.from_pretrained(tiny_path)
+    result = sft.train_packed(warm, packed, settings, pad_id=tokenizer.pad_token_id, branch_path=tmp_path / "decay.pt")
+    state = torch.load(tmp_path / "decay.pt", weights_only=True)
+    k = result["decay_start"]["step"]
+    assert k == state["step"] == next(i for i in range(total) if i / total > 0.5) and state["next_row"] == (2 * k) % len(packed)
+    assert state["optimizer"]["state"] and not torch.equal(state["model"]["lm_head.weight"], warm.state_dict()["lm_head.weight"])
+    # the same schedule without a decay, stopped at that step, is that state exactly: nothing differs before the decay
+    plain = AutoModelForCausalLM.from_pretrained(tiny_path)
+    sft.train_packed(plain, packed, _settings(epochs=2 * k / len(packed), warmup_steps=1), pad_id=tokenizer.pad_token_id)
+    assert all(torch.equal(v, plain.state_dict()[n]) for n, v in state["model"].items())
+    # resumed with nothing added, it decays to 0 again from there on the rows the warm start read next
+    resumed = AutoModelForCausalLM.from_pretrained(tiny_path)
+    again = sft.train_packed(resumed, packed, _settings(epochs=(2 * (total - k)) / len(packed), warmup_steps=0, decay_fraction=1.0,
+                                                        skip_rows=state["next_row"]), pad_id=tokenizer.pad_token_id, start=state)
+    last = again["log"][-1]
+    assert again["steps"] == total - k and last["learning_rate"] == pytest.approx(5e-3 * (1 - (last["step"] - 1) / (total - k)))
+    assert not torch.equal(resumed.state_dict()["lm_head.weight"], state["model"]["lm_head.weight"])

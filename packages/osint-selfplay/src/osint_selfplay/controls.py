@@ -1,7 +1,10 @@
 """The run's two controls, each the answer to one question about its self-play rounds:
 
-- the **equal-compute control** (did GRPO beat more SFT with the same compute?): the warm start
-  continued by packed SFT, on the demonstrations it had not reached, for the rounds' wall time;
+- the **equal-compute control** (did GRPO beat more SFT with the same compute?): the warm start as
+  it would have run with the rounds' wall time added to its budget. A warm start whose learning rate
+  decays saved its state where the decay began (`osint_selfplay.sft`); the control resumes there,
+  runs the stable phase on and decays over the same share of the longer budget. A warm start at a
+  constant rate is continued from its end, on the demonstrations it had not reached;
 - the **uniform-task control** (did self-play tasks beat uniform ones?): the last round's answerer
   phase run again from the model it started from, with the same GRPO steps, seed and seed-task
   stream, on osint-gym seed tasks only (no generated task).
@@ -29,18 +32,24 @@ UNIFORM_PHASE = "answerer_uniform"
 
 
 def train_equal_compute(run: SelfPlayRun) -> dict[str, Any]:
-    """The warm start continued by packed SFT for as long as the self-play rounds ran (their phases' wall time)."""
+    """The warm start given the self-play rounds' wall time (their phases' seconds) on top of its own."""
     cfg = run.cfg
     role = "shared" if cfg.model_topology == "shared" else "answerer"
     start = run.phases.done(None, f"warm_start_{role}") or {}
     seconds = sum(float(phase.get("wall_seconds") or 0.0) for rnd in run.summary["rounds"]
                   for phase in rnd.values() if isinstance(phase, dict))
     out = run._dir(None, "control")
+    branch = run._dir(None, f"warm_start/{role}") / phases.DECAY_START
+    if cfg.warm_start.decay_fraction > 0 and not branch.is_file():
+        raise ConfigError(f"the equal-compute control resumes the warm start where its decay began, and {branch} is missing "
+                          "(a run from before osint-selfplay saved it): train the control inside the job with warm_start.control = true")
 
     def fn() -> dict[str, Any]:
         rows = read_jsonl(run._dir(None, f"warm_start/{role}") / "demonstrations.jsonl")
+        resumed = {"branch": branch, "warm_seconds": float(start.get("seconds") or 0.0)} if branch.is_file() else {}
         metrics = phases.run_sft(run.summary["warm_start_models"]["answerer"], rows, cfg, out, "answerer", cfg.model.answerer,
-                                 max_seconds=seconds, skip_rows=int(start.get("next_row") or 0), label="equal-compute SFT control")
+                                 max_seconds=seconds, skip_rows=int(start.get("next_row") or 0), label="equal-compute SFT control",
+                                 **resumed)
         return {**metrics, "budget_seconds": seconds}
 
     run._phase(None, "control", fn)

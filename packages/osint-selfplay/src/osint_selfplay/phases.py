@@ -6,6 +6,7 @@ phase's ``final_model`` atomically, and check the phase's health.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 import shutil
@@ -18,6 +19,7 @@ from osint_selfplay.config import GRPOPhaseConfig, RunConfig
 from osint_selfplay.errors import ConfigError, HealthError
 
 log = logging.getLogger("osint_selfplay")
+DECAY_START = "decay_start.pt"  # a packed warm start's state where its learning rate began to decay
 os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
 os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
 
@@ -106,17 +108,21 @@ def copy_model(src: str, folder: Path, card: dict[str, Any]) -> None:
 
 
 def run_sft(model_path: str, rows: list[dict[str, Any]], cfg: RunConfig, out: Path, role: str, base_model: str, *,
-            max_seconds: float | None = None, skip_rows: int = 0, label: str = "warm start") -> dict[str, Any]:
+            max_seconds: float | None = None, skip_rows: int = 0, label: str = "warm start",
+            branch: Path | None = None, warm_seconds: float | None = None) -> dict[str, Any]:
     """Supervised training on verified demonstrations, the loss on the model's turns only: packed
     (`osint_selfplay.sft`) when ``warm_start.packing``, else TRL's SFTTrainer. ``max_seconds`` and
-    ``skip_rows`` (packed only) make the equal-compute control: the warm start continued."""
+    ``skip_rows`` (packed only) make the equal-compute control: the warm start continued; with
+    ``branch`` (the state a ``warm_seconds`` warm start saved where its decay began) it resumes there
+    and its schedule is stretched by ``max_seconds`` (`osint_selfplay.sft.stretched`)."""
     card = {"base_model": base_model, "role": f"{role} ({label})", "config": cfg.to_dict(),
             "data": {"demonstrations": len(rows)}, "metrics": {}}
     if cfg.dry_run:
         copy_model(model_path, out / "final_model", card)
         return {"dry_run": True, "examples": len(rows)}
     if cfg.warm_start.packing:
-        return _run_packed_sft(model_path, rows, cfg, out, card, max_seconds=max_seconds, skip_rows=skip_rows)
+        return _run_packed_sft(model_path, rows, cfg, out, card, max_seconds=max_seconds, skip_rows=skip_rows,
+                               branch=branch, warm_seconds=warm_seconds)
     if max_seconds is not None or skip_rows:
         raise ConfigError("the equal-compute control continues a packed warm start: set warm_start.packing = true")
     from datasets import Dataset
@@ -153,7 +159,8 @@ def run_sft(model_path: str, rows: list[dict[str, Any]], cfg: RunConfig, out: Pa
 
 
 def _run_packed_sft(model_path: str, rows: list[dict[str, Any]], cfg: RunConfig, out: Path, card: dict[str, Any], *,
-                    max_seconds: float | None, skip_rows: int) -> dict[str, Any]:
+                    max_seconds: float | None, skip_rows: int, branch: Path | None = None,
+                    warm_seconds: float | None = None) -> dict[str, Any]:
     import torch
 
     from osint_eval.modeling import load_model_and_tokenizer
@@ -177,7 +184,17 @@ def _run_packed_sft(model_path: str, rows: list[dict[str, Any]], cfg: RunConfig,
                                warmup_steps=ws.warmup_steps if not skip_rows else min(10, ws.warmup_steps),  # a fresh optimizer: a short warm-up
                                max_seconds=max_seconds if max_seconds is not None else (ws.max_seconds or None),
                                skip_rows=skip_rows, decay_fraction=ws.decay_fraction)
-    result = sft.train_packed(model, packed, settings, pad_id=tokenizer.pad_token_id, device=device, desc=str(card["role"]))
+    start = None
+    if branch is not None:  # the warm start's own state where its decay began: no warm-up, its optimizer
+        start = torch.load(branch, map_location=device, weights_only=True)
+        seconds, decay = sft.stretched(float(warm_seconds or 0.0), float(start["seconds"]), float(max_seconds or 0.0))
+        settings = dataclasses.replace(settings, warmup_steps=0, max_seconds=seconds, decay_fraction=decay,
+                                       skip_rows=int(start["next_row"]))
+    saving = max_seconds is None and ws.decay_fraction > 0  # the warm start keeps its decay's start for the control
+    result = sft.train_packed(model, packed, settings, pad_id=tokenizer.pad_token_id, device=device, desc=str(card["role"]),
+                              branch_path=out / DECAY_START if saving else None, start=start)
+    if start is not None:
+        result["branched_at"] = {k: start[k] for k in ("step", "seconds", "next_row")}
     logs = result.pop("log")
     metrics = {"examples": len(rows), "packed_rows": len(packed), "dropped_too_long": packed.dropped_too_long,
                "trained_tokens_per_epoch": packed.trained_tokens, "tokenize_seconds": tokenize_seconds, **result}

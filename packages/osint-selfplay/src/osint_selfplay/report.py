@@ -169,6 +169,10 @@ def _sft_line(label: str, m: dict[str, Any]) -> str:
              "proposals)" if counts else ""))
     speed = f", {m['tokens_per_second']:.0f} tokens/s" if m.get("tokens_per_second") else ""
     budget = f" of a {m['budget_seconds']:.0f} s budget" if m.get("budget_seconds") is not None else ""
+    if m.get("branched_at") and m.get("budget_seconds") is not None:  # osint_selfplay.controls: the warm start stretched
+        b = m["branched_at"]
+        budget = (f" from the warm start's step {b['step']} ({_num(b['seconds'])} s in, where its decay began), "
+                  f"its schedule stretched by the rounds' {m['budget_seconds']:.0f} s")
     return (f"{label}: {demos}; {m.get('steps')} steps, {_num(m.get('epochs_done'))} epochs in {_num(m.get('seconds'))} s{budget}"
             f"{speed}; final loss {_num(m.get('final_loss'))}")
 

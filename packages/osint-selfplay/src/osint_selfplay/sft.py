@@ -15,9 +15,13 @@ overhead and padding dominated a model this small: on 600 compact demonstrations
 positions). `phases.run_sft` still uses SFTTrainer when
 ``warm_start.packing = false`` (the path for real models, multi-GPU and LoRA).
 
-The loop stops after ``epochs`` passes or ``max_seconds`` of wall time, whichever comes first
-(``max_seconds`` is how the control spends exactly the GRPO phases' time on more SFT), and it can
-start ``skip_rows`` packed rows into the epoch, so a continuation sees the rows the warm start had not.
+The loop stops after ``epochs`` passes or ``max_seconds`` of wall time, whichever comes first, and
+it can start ``skip_rows`` packed rows into the epoch, so a continuation sees the rows the warm start
+had not. With a decay it saves its state (weights, optimizer, position) at the step where the decay
+begins (``branch_path``): the equal-compute control resumes from there (``start``) with the stable
+phase and the decay stretched by the GRPO phases' wall time (`stretched`), so it is the warm start
+as it would have run with those seconds added, not a second run at the peak rate after the first
+had decayed (which, measured, cost the control 7.9 points of held-out success).
 """
 
 from __future__ import annotations
@@ -120,15 +124,35 @@ class SFTSettings:
     decay_fraction: float = 0.0  # the learning rate falls linearly to 0 over this last share of the budget
 
 
+def _progress(s: SFTSettings, step: int, elapsed: float, total_steps: int | None) -> float:
+    """The share of the budget spent: of the epochs' steps or of ``max_seconds``, whichever is further."""
+    return max(step / total_steps if total_steps else 0.0, elapsed / s.max_seconds if s.max_seconds else 0.0)
+
+
 def lr_scale(s: SFTSettings, step: int, elapsed: float, total_steps: int | None) -> float:
     """The learning rate's multiplier at ``step``: a linear warm-up, constant, then (``decay_fraction``)
     a linear decay to 0 over the budget's last share, the budget being the epochs' steps or
     ``max_seconds``, whichever runs out first (warmup-stable-decay: the run ends on a low rate)."""
     scale = min(1.0, (step + 1) / max(1, s.warmup_steps))
     if s.decay_fraction > 0:
-        progress = max(step / total_steps if total_steps else 0.0, elapsed / s.max_seconds if s.max_seconds else 0.0)
+        progress = _progress(s, step, elapsed, total_steps)
         scale *= min(1.0, max(0.0, (1.0 - progress) / s.decay_fraction))
     return scale
+
+
+def decaying(s: SFTSettings, step: int, elapsed: float, total_steps: int | None) -> bool:
+    return s.decay_fraction > 0 and _progress(s, step, elapsed, total_steps) > 1.0 - s.decay_fraction
+
+
+def stretched(warm_seconds: float, branch_seconds: float, extra_seconds: float) -> tuple[float, float]:
+    """(max_seconds, decay_fraction) for the rest of a warm start, resumed where its decay began
+    (``branch_seconds`` into its ``warm_seconds``), whose budget grows by ``extra_seconds``: the stable
+    phase runs on and the decay keeps its share of the longer budget, so the whole is the warm start's
+    schedule over ``warm_seconds + extra_seconds`` (warmup-stable-decay branches from the stable phase)."""
+    total = warm_seconds + extra_seconds
+    remaining = total - branch_seconds
+    decay = (warm_seconds - branch_seconds) * total / warm_seconds if warm_seconds > 0 else remaining
+    return remaining, min(1.0, decay / remaining) if remaining > 0 else 1.0
 
 
 def _epoch_stream(packed: Packed, s: SFTSettings) -> Iterator[list[int]]:
@@ -165,9 +189,23 @@ def _loss(model: Any, batch: dict[str, Any]) -> Any:
     return F.cross_entropy(logits.float(), targets[keep])
 
 
+def _step(model: Any, opt: Any, params: list[Any], batch: dict[str, Any], max_grad_norm: float) -> float:
+    """One optimizer step on ``batch`` (gradients clipped); its loss."""
+    import torch
+
+    loss = _loss(model, batch)
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(params, max_grad_norm)
+    opt.step()
+    opt.zero_grad(set_to_none=True)
+    return float(loss.detach())
+
+
 def train_packed(model: Any, packed: Packed, s: SFTSettings, *, pad_id: int, device: Any = "cpu",
-                 desc: str = "SFT") -> dict[str, Any]:
-    """Train ``model`` in place on ``packed``; returns metrics and the per-``logging_steps`` log."""
+                 desc: str = "SFT", branch_path: Any = None, start: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Train ``model`` in place on ``packed``; returns metrics and the per-``logging_steps`` log.
+    ``branch_path``: where to save the state at the decay's first step; ``start``: such a state to
+    resume from (its weights and optimizer; ``s.skip_rows`` says where its data continues)."""
     import torch
     from tqdm import tqdm
 
@@ -181,7 +219,11 @@ def train_packed(model: Any, packed: Packed, s: SFTSettings, *, pad_id: int, dev
     params = [p for p in model.parameters() if p.requires_grad]
     opt = torch.optim.AdamW(params, lr=s.learning_rate, betas=(0.9, 0.98), weight_decay=s.weight_decay)
     model.to(device)
+    if start is not None:
+        model.load_state_dict(start["model"])
+        opt.load_state_dict(start["optimizer"])
     model.train()
+    branched: dict[str, Any] | None = None
     logs: list[dict[str, Any]] = []
     losses: list[float] = []
     rows_done = tokens = 0
@@ -192,18 +234,17 @@ def train_packed(model: Any, packed: Packed, s: SFTSettings, *, pad_id: int, dev
         if s.max_seconds is not None and time.perf_counter() - t0 >= s.max_seconds:
             stopped = "max_seconds"
             break
-        lr = s.learning_rate * lr_scale(s, step, time.perf_counter() - t0, steps)
+        elapsed = time.perf_counter() - t0
+        if branch_path is not None and branched is None and decaying(s, step, elapsed, steps):
+            branched = {"step": step, "rows_done": rows_done, "seconds": elapsed, "next_row": (s.skip_rows + rows_done) % len(packed)}
+            torch.save({"model": model.state_dict(), "optimizer": opt.state_dict(), **branched}, branch_path)
+        lr = s.learning_rate * lr_scale(s, step, elapsed, steps)
         for group in opt.param_groups:
             group["lr"] = lr
         batch = {k: v.to(device) for k, v in _batch(packed, rows, pad_id).items()}
-        loss = _loss(model, batch)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(params, s.max_grad_norm)
-        opt.step()
-        opt.zero_grad(set_to_none=True)
+        losses.append(_step(model, opt, params, batch, s.max_grad_norm))
         rows_done += len(rows)
         tokens += int(batch["input_ids"].numel())
-        losses.append(float(loss.detach()))
         if (step + 1) % s.logging_steps == 0:
             window = losses[-s.logging_steps :]
             logs.append({"step": step + 1, "loss": sum(window) / len(window), "learning_rate": lr,
@@ -214,4 +255,5 @@ def train_packed(model: Any, packed: Packed, s: SFTSettings, *, pad_id: int, dev
     return {"steps": len(losses), "rows": rows_done, "epochs_done": rows_done / len(packed),
             "next_row": (s.skip_rows + rows_done) % len(packed), "tokens": tokens,
             "tokens_per_second": tokens / seconds if seconds else None, "seconds": seconds, "stopped_by": stopped,
-            "final_loss": sum(tail) / len(tail) if tail else None, "log": logs}
+            "final_loss": sum(tail) / len(tail) if tail else None, "log": logs,
+            **({"decay_start": branched} if branched is not None else {})}
