@@ -46,10 +46,9 @@ def train_equal_compute(run: SelfPlayRun) -> dict[str, Any]:
 
     def fn() -> dict[str, Any]:
         rows = read_jsonl(run._dir(None, f"warm_start/{role}") / "demonstrations.jsonl")
-        resumed = {"branch": branch, "warm_seconds": float(start.get("seconds") or 0.0)} if branch.is_file() else {}
         metrics = phases.run_sft(run.summary["warm_start_models"]["answerer"], rows, cfg, out, "answerer", cfg.model.answerer,
                                  max_seconds=seconds, skip_rows=int(start.get("next_row") or 0), label="equal-compute SFT control",
-                                 **resumed)
+                                 branch=branch if branch.is_file() else None, warm_seconds=float(start.get("seconds") or 0.0))
         return {**metrics, "budget_seconds": seconds}
 
     run._phase(None, "control", fn)
