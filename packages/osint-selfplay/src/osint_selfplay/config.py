@@ -78,8 +78,8 @@ class WarmStartConfig:
     max_seconds: float = _f(0.0, "Packed: stop the warm start after this many seconds of training (0: no limit; epochs decide).")
     decay_fraction: float = _f(0.0, "Packed: the learning rate falls linearly to 0 over this last share of the budget (the epochs' "
                                     "steps or max_seconds, whichever ends first); 0: constant after the warm-up.")
-    control: bool = _f(False, "Packed: train the equal-compute control (the warm start continued by SFT for the self-play "
-                              "rounds' wall time) inside the job and evaluate it next to the final model; "
+    control: bool = _f(False, "Packed: train the equal-compute control (the warm start's schedule stretched by the self-play "
+                              "rounds' wall time, resumed where its decay began) inside the job and evaluate it next to the final model; "
                               "`osint-selfplay controls RUN_DIR` trains it after the job instead.")
 
     def __post_init__(self) -> None:
