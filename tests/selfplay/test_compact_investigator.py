@@ -76,7 +76,7 @@ def test_a_bare_prompt_is_the_question_alone_in_demonstrations_and_round_rows(tm
         assert row["prompt"] == [{"role": "user", "content": Task.from_dict(json.loads(row["task"])).question}]
 
 
-def test_the_main_jobs_shape_runs_end_to_end_then_its_controls(tmp_path, monkeypatch):
+def test_the_main_jobs_shape_runs_end_to_end_then_its_controls(tmp_path, monkeypatch, capsys):
     """A micro version of configs/selfplay/tiny-cpu.toml: packed warm start on demonstrator episodes,
     one round with the env in the loop, the paired multi-turn evaluation; then `osint-selfplay controls`
     (hatch run train-controls): the equal-compute and uniform-task controls join that evaluation."""
@@ -103,6 +103,14 @@ def test_the_main_jobs_shape_runs_end_to_end_then_its_controls(tmp_path, monkeyp
     from osint_selfplay.report import format_summary
 
     assert f"equal-compute control: not in this job; `osint-selfplay controls {tmp_path / 'run'}`" in format_summary(first)
+    saved = tmp_path / "run" / "warm_start" / "shared" / "decay_start.pt"
+    saved.rename(tmp_path / "aside.pt")  # without the warm start's decay state the control cannot resume it: one line
+    capsys.readouterr()
+    assert main(["controls", str(tmp_path / "run")]) == 2
+    errors = [line for line in capsys.readouterr().err.splitlines() if "error" in line]
+    assert len(errors) == 1 and errors[0].startswith("osint-selfplay: error: the equal-compute control resumes")
+    assert "decay_start.pt is missing" in errors[0] and "warm_start.control = true" in errors[0]
+    (tmp_path / "aside.pt").rename(saved)
     assert main(["controls", str(tmp_path / "run")]) == 0
     summary = json.loads((tmp_path / "run" / "summary.json").read_text())
     ws, control = summary["warm_start"], summary["control"]

@@ -103,6 +103,17 @@ def test_dry_run_materialises_every_artifact(tmp_path, tiny_path, schedule, topo
     assert manifest["config"]["model_topology"] == topology and manifest["versions"]["trl"]
 
 
+def test_a_dry_run_with_a_decaying_warm_start_trains_its_controls_as_dry_runs(tmp_path, tiny_path):
+    """A dry run's warm start trains nothing, so it saves no decay state: the equal-compute control
+    (which resumes from that state in a real run) is a dry run too, not an error."""
+    cfg = load_config(None, micro_overrides(tmp_path / "run", dry_run="true", model_topology="'shared'", **{
+        "warm_start.packing": "true", "warm_start.decay_fraction": 0.25, "warm_start.control": "true",
+        "answerer.uniform_control": "true"}))
+    summary = SelfPlayRun(cfg).run()
+    assert summary["control"]["dry_run"] is True and summary["control"]["model"].endswith("control/final_model")
+    assert not (tmp_path / "run/warm_start/shared/decay_start.pt").exists()
+
+
 @pytest.mark.parametrize(("schedule", "topology"), RUN_MATRIX)
 def test_one_real_round(tmp_path, tiny_path, schedule, topology):
     cfg = load_config(None, micro_overrides(tmp_path / "run", phase_schedule=f"'{schedule}'", model_topology=f"'{topology}'"))

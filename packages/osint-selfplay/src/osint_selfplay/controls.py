@@ -40,9 +40,10 @@ def train_equal_compute(run: SelfPlayRun) -> dict[str, Any]:
                   for phase in rnd.values() if isinstance(phase, dict))
     out = run._dir(None, "control")
     branch = run._dir(None, f"warm_start/{role}") / phases.DECAY_START
-    if cfg.warm_start.decay_fraction > 0 and not branch.is_file():
+    if cfg.warm_start.decay_fraction > 0 and not cfg.dry_run and not branch.is_file():
         raise ConfigError(f"the equal-compute control resumes the warm start where its decay began, and {branch} is missing "
-                          "(a run from before osint-selfplay saved it): train the control inside the job with warm_start.control = true")
+                          "(its warm start never reached the decay, or the run predates osint-selfplay saving it): "
+                          "train the control inside the job with warm_start.control = true")
 
     def fn() -> dict[str, Any]:
         rows = read_jsonl(run._dir(None, f"warm_start/{role}") / "demonstrations.jsonl")
