@@ -34,14 +34,14 @@ def main() -> None:
     from osint_gym.benchmark import benchmark_tasks, benchmark_world
     from osint_selfplay import data, sft
     from osint_selfplay.config import load_config
+    from osint_selfplay.evaluate import episode_kwargs
     from osint_selfplay.worlds import WorldPool
 
     cfg = load_config(args.config, args.set)
-    ws, a = cfg.warm_start, cfg.answerer
+    ws = cfg.warm_start
     t0 = time.perf_counter()
     pool = WorldPool(cfg.train_worlds, cfg.seed)
-    demos, counts = data.sft_multi_turn_rows(pool, cfg)
-    rows = data.as_messages(data.sft_generator_rows(pool, cfg) + demos)
+    rows, counts = data.warm_start_rows(pool, cfg, "shared")
     model, tokenizer = load_model_and_tokenizer(resolve_model(cfg.model.answerer), dtype="float32", device="cpu")
     packed = sft.pack(sft.tokenize(tokenizer, [r["messages"] for r in rows]), ws.max_length)
     print(f"data: {len(rows)} conversations ({counts}), {len(packed)} packed rows, {packed.dropped_too_long} too long; "
@@ -59,10 +59,7 @@ def main() -> None:
         tokenizer.save_pretrained(folder)
         tasks = [t for t in benchmark_tasks("v0:test") if t.difficulty in ("easy", "medium")][: args.tasks]
         policy = HFPolicy(folder, batch_size=cfg.eval.batch_size, max_new_tokens=cfg.eval.max_new_tokens, temperature=0.0)
-        episodes = run_multi_turn(policy, benchmark_world("v0:test"), tasks, max_steps=a.max_turns,
-                                  max_parallel_calls=a.max_parallel_calls, max_observation_chars=a.max_observation_chars,
-                                  observation_format=a.observation_format, action_format=a.action_format,
-                                  batch_size=cfg.eval.batch_size, bare_prompt=a.bare_prompt)
+        episodes = run_multi_turn(policy, benchmark_world("v0:test"), tasks, **episode_kwargs(cfg.answerer, cfg.eval.batch_size))
     from osint_eval.stats import proportion_interval
 
     print(f"success on easy + medium v0:test tasks: {proportion_interval([e.correct for e in episodes]).fmt(pct=True)}")

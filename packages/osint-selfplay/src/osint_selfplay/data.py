@@ -119,6 +119,23 @@ def mix_answerer_rows(pool: WorldPool, cfg: RunConfig, generated: list[Task], ro
                   "rows": len(rows), "unsolvable_under_budget": over_budget}
 
 
+def warm_start_rows(pool: WorldPool, cfg: RunConfig, role: str) -> tuple[list[dict[str, Any]], dict[str, int]]:
+    """(rows, demonstration counts) of a ``role``'s warm start ("generator", "answerer" or "shared"):
+    gold proposals for the generator, demonstrator episodes (multi-turn) or gold answers for the
+    answerer; as ``messages`` rows when any row is multi-turn."""
+    rows: list[dict[str, Any]] = []
+    counts: dict[str, int] = {}
+    if role in ("generator", "shared"):
+        rows += sft_generator_rows(pool, cfg)
+    if role in ("answerer", "shared"):
+        if cfg.answerer.mode == "multi_turn":
+            demos, counts = sft_multi_turn_rows(pool, cfg)
+            rows += demos
+        else:
+            rows += sft_answerer_rows(pool, cfg)
+    return (as_messages(rows) if any("messages" in r for r in rows) else rows), counts
+
+
 def as_messages(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """prompt/completion rows as ``messages`` rows (to mix them with multi-turn demonstrations)."""
     return [r if "messages" in r else {"messages": r["prompt"] + r["completion"]} for r in rows]

@@ -145,18 +145,7 @@ class SelfPlayRun:
             out = self._dir(None, f"warm_start/{role}")
 
             def fn(role: str = role, out: Path = out) -> dict[str, Any]:
-                rows = []
-                counts: dict[str, int] = {}
-                if role in ("generator", "shared"):
-                    rows += data.sft_generator_rows(self.pool, cfg)
-                if role in ("answerer", "shared"):
-                    if cfg.answerer.mode == "multi_turn":
-                        demos, counts = data.sft_multi_turn_rows(self.pool, cfg)
-                        rows += demos
-                    else:
-                        rows += data.sft_answerer_rows(self.pool, cfg)
-                if any("messages" in r for r in rows):
-                    rows = data.as_messages(rows)
+                rows, counts = data.warm_start_rows(self.pool, cfg, role)
                 if self.dist.is_main:
                     atomic_write_jsonl(out / "demonstrations.jsonl", rows)
                 src = bases["generator" if role == "shared" else role]

@@ -236,7 +236,7 @@ def train_packed(model: Any, packed: Packed, s: SFTSettings, *, pad_id: int, dev
             break
         elapsed = time.perf_counter() - t0
         if branch_path is not None and branched is None and decaying(s, step, elapsed, steps):
-            branched = {"step": step, "rows_done": rows_done, "seconds": elapsed, "next_row": (s.skip_rows + rows_done) % len(packed)}
+            branched = {"step": step, "seconds": elapsed, "next_row": (s.skip_rows + rows_done) % len(packed)}
             torch.save({"model": model.state_dict(), "optimizer": opt.state_dict(), **branched}, branch_path)
         lr = s.learning_rate * lr_scale(s, step, elapsed, steps)
         for group in opt.param_groups:
