@@ -8,7 +8,7 @@ README's tokenizer study was measured this way (800 or 1,600 steps, 400 tasks: a
 compare recipes over several seeds, and confirm a winner with the main job on all 1,000 tasks.
 
 Run: ``python benchmarks/bench_recipe.py [--config configs/selfplay/tiny-cpu.toml] [--steps 1600]
-[--tasks 400] [--seed 0] [--set key=value ...]`` (``--set`` as osint-selfplay's, e.g.
+[--tasks 400] [--seed 0] [--set key=value ...] [--save DIR]`` (``--set`` as osint-selfplay's, e.g.
 ``warm_start.answerer_examples=12000`` or ``model.answerer='tiny:128x3-v2048'``).
 """
 
@@ -26,6 +26,7 @@ def main() -> None:
     ap.add_argument("--tasks", type=int, default=400, help="held-out easy + medium v0:test tasks (in split order)")
     ap.add_argument("--seed", type=int, default=0, help="the data order's seed")
     ap.add_argument("--set", nargs="*", default=[], help="config overrides, key=value")
+    ap.add_argument("--save", default=None, help="keep the trained model in this folder (for error analysis)")
     args = ap.parse_args()
 
     from osint_eval.modeling import load_model_and_tokenizer, resolve_model
@@ -54,7 +55,8 @@ def main() -> None:
 
     import tempfile
 
-    with tempfile.TemporaryDirectory() as folder:
+    with tempfile.TemporaryDirectory() as scratch:
+        folder = args.save or scratch
         model.save_pretrained(folder)
         tokenizer.save_pretrained(folder)
         tasks = [t for t in benchmark_tasks("v0:test") if t.difficulty in ("easy", "medium")][: args.tasks]

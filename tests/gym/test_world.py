@@ -170,8 +170,9 @@ def test_a_world_pickled_with_a_plain_kind_string_loads_with_a_world_kind(world)
 
 
 def test_generated_words_cover_every_name_title_and_separated_handle(world):
-    """Tokenizers for small models make each of these words one token (osint_eval.modeling.lexicon):
-    a word a world writes that the set misses would be copied as pieces again."""
+    """Tokenizers for small models make each of these words one token, or, for a made-up
+    two-syllable word, its two syllables (osint_eval.modeling.lexicon): a word a world writes that the
+    set misses would be copied as arbitrary pieces again."""
     import re
 
     from osint_gym.benchmark import benchmark_world

@@ -15,13 +15,15 @@ from osint_selfplay.worlds import WorldPool
 
 from .conftest import micro_overrides
 
+_OVERRIDES = {
+    "answerer.mode": "'multi_turn'", "answerer.max_turns": 8, "answerer.max_observation_chars": 1200,
+    "answerer.observation_format": "'compact'", "answerer.action_format": "'short'",
+    "answerer.tasks_per_round": 6, "answerer.generated_share": 0.0, "answerer.seed_difficulties": "['easy', 'medium']",
+    "warm_start.answerer_examples": 12}
+
 
 def _cfg(tmp_path):
-    return load_config(None, micro_overrides(tmp_path, **{
-        "answerer.mode": "'multi_turn'", "answerer.max_turns": 8, "answerer.max_observation_chars": 1200,
-        "answerer.observation_format": "'compact'", "answerer.action_format": "'short'",
-        "answerer.tasks_per_round": 6, "answerer.generated_share": 0.0, "answerer.seed_difficulties": "['easy', 'medium']",
-        "warm_start.answerer_examples": 12}))
+    return load_config(None, micro_overrides(tmp_path, **_OVERRIDES))
 
 
 def test_demonstrations_are_compact_observations_and_short_actions(tmp_path):
@@ -38,6 +40,57 @@ def test_demonstrations_are_compact_observations_and_short_actions(tmp_path):
             if m["role"] == "user":  # observations: compact lines that parse back into records
                 assert m["content"].startswith("step ") and len(m["content"]) <= 1200
                 parse_compact(m["content"])
+
+
+def test_renamed_demonstrations_change_only_the_made_up_words_and_consistently(tmp_path):
+    """warm_start.rename_words: the same demonstrations, each made-up two-syllable word (organisation
+    and event names) replaced by one word throughout the episode; everything else byte for byte."""
+    import re
+
+    from osint_gym.world.names import two_syllable_words
+
+    cfg = _cfg(tmp_path)
+    pool = WorldPool(cfg.train_worlds, cfg.seed)
+    plain, counts = data.sft_multi_turn_rows(pool, cfg)
+    renamed, counts_renamed = data.sft_multi_turn_rows(pool, load_config(None, micro_overrides(tmp_path, **{
+        **_OVERRIDES, "warm_start.rename_words": "true"})))
+    assert "renamed" not in counts and counts_renamed["renamed"] == len(renamed) == len(plain)
+    words, changed = two_syllable_words(), 0
+    word = re.compile(r"[A-Za-z]+")
+    for a, b in zip(plain, renamed):
+        mapping: dict[str, str] = {}
+        for ma, mb in zip(a["messages"], b["messages"]):
+            assert ma["role"] == mb["role"]
+            wa, wb = word.findall(ma["content"]), word.findall(mb["content"])
+            assert word.sub("", ma["content"]) == word.sub("", mb["content"])  # ids' digits, punctuation, layout
+            assert len(wa) == len(wb)
+            for x, y in zip(wa, wb):
+                if x in words:
+                    assert y in words and mapping.setdefault(x, y) == y  # one word, renamed the same throughout
+                else:
+                    assert x == y
+        assert len(set(mapping.values())) == len(mapping)  # no two words merged into one
+        assert all(x != y for x, y in mapping.items())  # each one renamed
+        changed += len(mapping)
+    assert changed >= len(plain)  # organisations and events are named often (12 words in these 12 episodes)
+
+
+def test_rename_made_up_words_is_seeded_and_avoids_words_already_present():
+    import random
+    import re
+
+    from osint_gym.world.names import rename_made_up_words, two_syllable_words
+
+    texts = ["Who attended Palzel Media Forum 2022 at Zelbor Studio?",
+             'event event_0 name=" Palzel Media Forum 2022"\norganization org_4 name=" Zelbor Studio" Malmo Selin Ralven']
+    out = rename_made_up_words(texts, random.Random(3))
+    assert out == rename_made_up_words(texts, random.Random(3)) != rename_made_up_words(texts, random.Random(4))
+    before, after = (re.findall(r"[A-Za-z]+", "\n".join(t)) for t in (texts, out))
+    pairs = {(x, y) for x, y in zip(before, after) if x != y}
+    assert {x for x, _ in pairs} == {"Palzel", "Zelbor", "Ralven"}  # the made-up words, nothing else
+    new = {y for _, y in pairs}
+    assert len(pairs) == len(new) == 3 and new <= two_syllable_words() and not new & {"Palzel", "Zelbor", "Ralven"}
+    assert rename_made_up_words(["no names here, person_3"], random.Random(0)) == ["no names here, person_3"]
 
 
 def test_round_rows_are_verified_under_the_compact_budget(tmp_path):

@@ -52,9 +52,11 @@ def test_tiny_spec_and_model_errors():
 
 def test_main_job_tokenizer_keeps_ids_identifiers_and_every_generated_word_whole():
     """The main job's tokenizer (5,120 merges): each word a generated world writes is one token, so
-    a name is copied word by word; a handle splits into those words; ids, post ids and snake_case
-    tool, argument and field names stay whole."""
+    a name is copied word by word, except a made-up two-syllable word, which is its two syllables (so
+    a word no training world wrote is still made of trained tokens); a handle splits into its words;
+    ids, post ids and snake_case tool, argument and field names stay whole."""
     from osint_eval.modeling import _train_tokenizer, lexicon
+    from osint_gym.world.names import SYLLABLES
 
     tok = _train_tokenizer(5120)
 
@@ -63,11 +65,16 @@ def test_main_job_tokenizer_keeps_ids_identifiers_and_every_generated_word_whole
 
     words = lexicon()
     assert len(words) > 2000
-    # a spaced word is one token; a handle word after its separator is two ("@" and the word)
-    split = [w for w in words if len(pieces(w)) != (1 if w.startswith(" ") else 2)]
+    two = {" " + (a + b).capitalize(): [" " + a.capitalize(), b] for a in SYLLABLES for b in SYLLABLES}
+    assert len(two) == len(SYLLABLES) ** 2 == 1369 and set(two) <= set(words)
+    # a two-syllable word is its syllables; any other spaced word is one token; a handle word after
+    # its separator is two ("@" and the word)
+    assert [w for w in two if pieces(w) != two[w]] == []
+    split = [w for w in words if w not in two and len(pieces(w)) != (1 if w.startswith(" ") else 2)]
     assert split == []
+    assert pieces(" Malmo Selin Elmar") == [" Malmo", " Selin", " El", "mar"]  # cities and names stay whole
     assert pieces('get_profile handle_or_id=" Ralven AI Summit 2025"') == \
-        ["get_profile", " handle_or_id", '="', " Ralven", " AI", " Summit", " 2025", '"']
+        ["get_profile", " handle_or_id", '="', " Ral", "ven", " AI", " Summit", " 2025", '"']
     assert pieces("get_profile @lina_brandt @rusty_heron45") == \
         ["get_profile", " @", "lina", "_", "brandt", " @", "rusty", "_", "heron", "45"]
     assert pieces("add_edge account_33 alias_of person_23\nanswer post_24") == \

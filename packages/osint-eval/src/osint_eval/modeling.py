@@ -24,7 +24,7 @@ from typing import Any
 from osint_eval.errors import EvalError
 
 TINY_PREFIX = "tiny:"
-CORPUS_VERSION = "12"  # bump when the tokenizer corpus changes, to invalidate caches
+CORPUS_VERSION = "13"  # bump when the tokenizer corpus changes, to invalidate caches
 # Every entity id of a default-sized world gets a token of its own: a model then copies an answer
 # from its context as one token instead of spelling it (ids beyond these ranges still tokenize, by BPE).
 ID_TOKENS = {"person": 300, "account": 600, "org": 40, "loc": 20, "event": 60, "thread": 80}
@@ -32,8 +32,9 @@ SPECIAL_TOKENS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
 # Pre-tokens: an id such as " post_24" whole (with its leading space, instead of GPT-2's post/_/24),
 # then words, numbers and punctuation apart, so that a handle splits into the words it is made of
 # (" @", "lina", "_", "brandt"; "rusty", "_", "heron", "45") and each word is the token it is
-# everywhere else. snake_case names of tools, arguments and fields are added tokens (`_identifiers`).
-PRETOKENIZE_PATTERN = r" ?[a-z]+_[0-9]+| ?[A-Za-z]+| ?[0-9]+| ?[^\sA-Za-z0-9]+|\s+"
+# everywhere else; a made-up two-syllable word splits into its syllables (`pretokenize_pattern`).
+# snake_case names of tools, arguments and fields are added tokens (`_identifiers`).
+PRETOKENIZE_PATTERN = r" ?[a-z]+_[0-9]+|{syllable}| ?[A-Za-z]+| ?[0-9]+| ?[^\sA-Za-z0-9]+|\s+"
 # How often the lexicon of generated words enters the BPE corpus: often enough that, with 5,120
 # merges, every word of it is one token (`tiny:...-v5120`, the main job's tokenizer; a test checks).
 LEXICON_REPEATS = 100
@@ -131,6 +132,22 @@ def lexicon() -> list[str]:
     return [" " + w for w in sorted(title)] + [sep + w for w in sorted(handle) for sep in "@_."]
 
 
+def pretokenize_pattern() -> str:
+    """`PRETOKENIZE_PATTERN` with its syllable branch: the first syllable of a word made of exactly
+    two of `osint_gym.world.names.SYLLABLES` (" Ral" of " Ralven", "ven" then matches as a word).
+
+    The measured reason (`tiny:128x3-v5120`, 1,600 SFT steps, 400 easy + medium v0:test episodes):
+    organisation and event names start with one of 1,369 such words, and the 64 training worlds
+    never write a sixth of them. 97 of the 400 questions held a word the demonstrations never showed,
+    and the model solved 3 of them: an unseen word is a token whose embedding was never trained, and
+    it copied another name's first word instead ("Raltar Climate Hackathon 2023" for "Elmar ...").
+    Split, every such word is two of 74 tokens that every demonstration trains."""
+    from osint_gym.world.names import SYLLABLES
+
+    first = "|".join(s.capitalize() for s in SYLLABLES)
+    return PRETOKENIZE_PATTERN.format(syllable=rf" ?(?:{first})(?=(?:{'|'.join(SYLLABLES)})\b)")
+
+
 def _identifiers(texts: list[str]) -> list[str]:
     """The snake_case names of the corpus (tools, arguments, relations, record fields): the
     pre-tokenizer splits words at "_", so each of these is added whole (handles, which also hold
@@ -160,7 +177,7 @@ def _train_tokenizer(vocab: int) -> Any:
 
     tok = Tokenizer(models.BPE())
     tok.pre_tokenizer = pre_tokenizers.Sequence([
-        pre_tokenizers.Split(Regex(PRETOKENIZE_PATTERN), behavior="isolated"),
+        pre_tokenizers.Split(Regex(pretokenize_pattern()), behavior="isolated"),
         pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
     ])
     tok.decoder = decoders.ByteLevel()

@@ -75,6 +75,10 @@ class WarmStartConfig:
     packing: bool = _f(False, "Pack demonstrations into rows of max_length tokens and train with osint-selfplay's own loop "
                               "(5.16x TRL SFTTrainer's tokens/s on a tiny model on a CPU, benchmarks/bench_sft.py; one process); "
                               "batch_size then counts packed rows.")
+    rename_words: bool = _f(False, "Multi-turn: each demonstration renames the made-up two-syllable words of its organisation and "
+                                   "event names, consistently within it, to words drawn from all 1,369 "
+                                   "(osint_gym.world.names.rename_made_up_words), so every such word is trained, not only "
+                                   "those the training worlds wrote.")
     max_seconds: float = _f(0.0, "Packed: stop the warm start after this many seconds of training (0: no limit; epochs decide).")
     decay_fraction: float = _f(0.0, "Packed: the learning rate falls linearly to 0 over this last share of the budget (the epochs' "
                                     "steps or max_seconds, whichever ends first); 0: constant after the warm-up.")

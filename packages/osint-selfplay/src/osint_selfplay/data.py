@@ -177,11 +177,13 @@ def sft_multi_turn_rows(pool: WorldPool, cfg: RunConfig) -> tuple[list[dict[str,
     could have seen it (`osint_gym.agents.unseen_ids`)."""
     from osint_gym import chat
     from osint_gym.agents import OracleAgent, run_episode, unseen_ids
+    from osint_gym.world.names import rename_made_up_words
     from osint_selfplay.rollout import episode_env
 
     a = cfg.answerer
     rows = []
-    counts = {"episodes": 0, "incorrect": 0, "unseen_ids": 0}
+    counts = {"episodes": 0, "incorrect": 0, "unseen_ids": 0, **({"renamed": 0} if cfg.warm_start.rename_words else {})}
+    rename_rng = random.Random(f"rename-words:{cfg.seed}")
     for world, task in seed_tasks(pool, cfg, cfg.warm_start.answerer_examples, 0, streams.WARM_START):
         env = episode_env(pool, task, cast(int, world.seed), a.max_turns, a.max_parallel_calls, a.max_observation_chars,
                           observation_format=a.observation_format, bare=a.bare_prompt)
@@ -195,7 +197,12 @@ def sft_multi_turn_rows(pool: WorldPool, cfg: RunConfig) -> tuple[list[dict[str,
             counts["unseen_ids"] += 1
             continue
         turns = record.turns  # the plain format (see osint_gym.chat; the last observation is not shown)
-        rows.append({"messages": chat.episode_messages(record.first_observation, [t.action for t in turns],
-                                                       [t.observation for t in turns[:-1]], short=a.action_format == "short",
-                                                       system=not a.bare_prompt)})
+        messages = chat.episode_messages(record.first_observation, [t.action for t in turns],
+                                         [t.observation for t in turns[:-1]], short=a.action_format == "short",
+                                         system=not a.bare_prompt)
+        if cfg.warm_start.rename_words:
+            texts = rename_made_up_words([m["content"] for m in messages], rename_rng)
+            messages = [{**m, "content": t} for m, t in zip(messages, texts)]
+            counts["renamed"] += 1
+        rows.append({"messages": messages})
     return rows, counts

@@ -165,8 +165,9 @@ def _sft_line(label: str, m: dict[str, Any]) -> str:
     counts = m.get("demonstration_counts") or {}
     kept = counts["episodes"] - counts["incorrect"] - counts["unseen_ids"] if counts else 0
     demos = (f"{m.get('examples')} demonstrations" + (f" ({kept} investigator episodes of {counts['episodes']} oracle runs: "
-             f"{counts['incorrect']} incorrect and {counts['unseen_ids']} using unseen ids dropped; the rest generator "
-             "proposals)" if counts else ""))
+             f"{counts['incorrect']} incorrect and {counts['unseen_ids']} using unseen ids dropped"
+             + (f"; {counts['renamed']} with their made-up words renamed" if counts.get("renamed") else "")
+             + "; the rest generator proposals)" if counts else ""))
     speed = f", {m['tokens_per_second']:.0f} tokens/s" if m.get("tokens_per_second") else ""
     budget = f" of a {m['budget_seconds']:.0f} s budget" if m.get("budget_seconds") is not None else ""
     if m.get("branched_at") and m.get("budget_seconds") is not None:  # osint_selfplay.controls: the warm start stretched

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import re
 
 FIRST_NAMES = (
     "Alex Amira Ana Anders Anya Ari Ben Bianca Carlos Chen Chloe Dana Daniel Dara Diego Elena Eli Emma "
@@ -20,7 +21,8 @@ LAST_NAMES = (
     "Zhang Ahmadi Berg Carter Duarte Engel Farouk Gallo Horvat Ibrahim Jovanovic Kaur Lindqvist Mendes"
 ).split()
 
-_SYLLABLES = (
+# Organisation and event names start with a word of two of these ("Ral" + "ven": "Ralven AI Summit 2025").
+SYLLABLES = (
     "al an ar bel bor cal dan del dor el en fal gar hal is kar kel lan lor mar mel nor or pal "
     "quin ral ren sal sel tar tor ul val ven war yor zel"
 ).split()
@@ -63,18 +65,45 @@ def generated_words() -> tuple[frozenset[str], frozenset[str]]:
     lowercase words handles are made of: ``lina``, ``brandt``, ``rusty``, ``heron``). Organisation
     and event names use every two-syllable word; worlds with more locations than `CITIES` name the
     rest with three syllables, which are left out (46,656 words). Tokenizers for small models add
-    these as whole tokens, so an agent copies a name as one token per word (`osint_eval.modeling`)."""
+    these as whole tokens, so an agent copies a name as one token per word, except that they split a
+    two-syllable word into its `SYLLABLES` (`osint_eval.modeling`)."""
     title = set(FIRST_NAMES) | set(LAST_NAMES) | set(CITIES) | set(COUNTRIES.values()) | {"Freeland"}
     title |= set(ORG_KINDS) | set(EVENT_TOPICS) | set(EVENT_KINDS) | set(JOB_TITLES)
-    title |= {(a + b).capitalize() for a in _SYLLABLES for b in _SYLLABLES}
+    title |= {(a + b).capitalize() for a in SYLLABLES for b in SYLLABLES}
     title |= {w.capitalize() for w in ADJECTIVES + ANIMALS}  # an unlisted account's display name: "Rusty Heron45"
     handle = {w.lower() for w in FIRST_NAMES + LAST_NAMES + ADJECTIVES + ANIMALS}
     words = {part for w in title for part in w.replace("-", " ").split()}
     return frozenset(words), frozenset(handle)
 
 
+_CAPITALISED = re.compile(r"(?<![A-Za-z])[A-Z][a-z]+(?![A-Za-z])")
+
+
+def two_syllable_words() -> frozenset[str]:
+    """The 1,369 made-up words organisation and event names start with ("Ralven", "Palzel")."""
+    return frozenset((a + b).capitalize() for a in SYLLABLES for b in SYLLABLES)
+
+
+def rename_made_up_words(texts: list[str], rng: random.Random) -> list[str]:
+    """``texts`` (one episode's messages) with each made-up two-syllable word replaced by another one
+    drawn by ``rng``, the same word by the same word throughout, no two by one, none by a word the
+    texts already hold: the episode of a world whose organisations and events had those names.
+
+    Why (osint-selfplay's ``warm_start.rename_words``): a world writes a few dozen of the 1,369
+    words, so demonstrations from 64 training worlds never show a sixth of them, and a held-out
+    question naming one of those failed 94 times in 97 (`osint_eval.modeling.pretokenize_pattern`)."""
+    pool = two_syllable_words()
+    found = list(dict.fromkeys(w for t in texts for w in _CAPITALISED.findall(t) if w in pool))
+    if not found:
+        return list(texts)
+    present = {w for t in texts for w in _CAPITALISED.findall(t)}
+    fresh = rng.sample(sorted(pool - present), len(found))
+    mapping = dict(zip(found, fresh))
+    return [_CAPITALISED.sub(lambda m: mapping.get(m.group(0), m.group(0)), t) for t in texts]
+
+
 def syllable_word(rng: random.Random, n: int = 2) -> str:
-    return "".join(rng.choice(_SYLLABLES) for _ in range(n)).capitalize()
+    return "".join(rng.choice(SYLLABLES) for _ in range(n)).capitalize()
 
 
 class UniqueNamer:
