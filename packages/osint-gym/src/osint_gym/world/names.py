@@ -90,7 +90,8 @@ def rename_made_up_words(texts: list[str], rng: random.Random) -> list[str]:
     texts already hold: the episode of a world whose organisations and events had those names.
 
     Why (osint-selfplay's ``warm_start.rename_words``): a world writes a few dozen of the 1,369
-    words, so demonstrations from 64 training worlds never show a sixth of them, and a held-out
+    words (the main job's 32 training worlds write 860; 14 of the 42 of the v0:test world are not
+    among them), and a held-out
     question naming one of those failed 94 times in 97 (`osint_eval.modeling.pretokenize_pattern`)."""
     pool = two_syllable_words()
     found = list(dict.fromkeys(w for t in texts for w in _CAPITALISED.findall(t) if w in pool))
