@@ -54,8 +54,8 @@ def test_renamed_demonstrations_change_only_the_made_up_words_and_consistently(t
     plain, counts = data.sft_multi_turn_rows(pool, cfg)
     renamed, counts_renamed = data.sft_multi_turn_rows(pool, load_config(None, micro_overrides(tmp_path, **{
         **_OVERRIDES, "warm_start.rename_words": "true"})))
-    assert "renamed" not in counts and counts_renamed["renamed"] == len(renamed) == len(plain)
-    words, changed = two_syllable_words(), 0
+    assert "renamed" not in counts and len(renamed) == len(plain)
+    words, changed, episodes_changed = two_syllable_words(), 0, 0
     word = re.compile(r"[A-Za-z]+")
     for a, b in zip(plain, renamed):
         mapping: dict[str, str] = {}
@@ -72,7 +72,9 @@ def test_renamed_demonstrations_change_only_the_made_up_words_and_consistently(t
         assert len(set(mapping.values())) == len(mapping)  # no two words merged into one
         assert all(x != y for x, y in mapping.items())  # each one renamed
         changed += len(mapping)
+        episodes_changed += bool(mapping)
     assert changed >= len(plain)  # organisations and events are named often (12 words in these 12 episodes)
+    assert counts_renamed["renamed"] == episodes_changed > 0  # counted: the episodes whose words were renamed
 
 
 def test_rename_made_up_words_is_seeded_and_avoids_words_already_present():

@@ -138,10 +138,11 @@ def pretokenize_pattern() -> str:
 
     The measured reason (`tiny:128x3-v5120`, 1,600 SFT steps, 400 easy + medium v0:test episodes):
     organisation and event names start with one of 1,369 such words; the 32 training worlds write
-    860 of them, and 14 of the 42 the v0:test world writes are not among those. 97 of the 400 questions held a word the demonstrations never showed,
-    and the model solved 3 of them: an unseen word is a token whose embedding was never trained, and
-    it copied another name's first word instead ("Raltar Climate Hackathon 2023" for "Elmar ...").
-    Split, every such word is two of 74 tokens that every demonstration trains."""
+    860 of them, and 14 of the 42 the v0:test world writes are not among those. 97 of the 400
+    questions held a word the demonstrations never showed, and the model solved 3 of them: an unseen
+    word is a token whose embedding was never trained, and it copied another name's first word
+    instead ("Raltar Climate Hackathon 2023" for "Elmar ..."). Split, every such word is two of 74
+    tokens that every demonstration trains."""
     from osint_gym.world.names import SYLLABLES
 
     first = "|".join(s.capitalize() for s in SYLLABLES)

@@ -201,8 +201,9 @@ def sft_multi_turn_rows(pool: WorldPool, cfg: RunConfig) -> tuple[list[dict[str,
                                          [t.observation for t in turns[:-1]], short=a.action_format == "short",
                                          system=not a.bare_prompt)
         if cfg.warm_start.rename_words:
-            texts = rename_made_up_words([m["content"] for m in messages], rename_rng)
+            contents = [m["content"] for m in messages]
+            texts = rename_made_up_words(contents, rename_rng)
+            counts["renamed"] += texts != contents  # episodes that named an organisation or event
             messages = [{**m, "content": t} for m, t in zip(messages, texts)]
-            counts["renamed"] += 1
         rows.append({"messages": messages})
     return rows, counts

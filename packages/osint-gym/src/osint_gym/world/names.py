@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import random
 import re
 
@@ -69,7 +70,7 @@ def generated_words() -> tuple[frozenset[str], frozenset[str]]:
     two-syllable word into its `SYLLABLES` (`osint_eval.modeling`)."""
     title = set(FIRST_NAMES) | set(LAST_NAMES) | set(CITIES) | set(COUNTRIES.values()) | {"Freeland"}
     title |= set(ORG_KINDS) | set(EVENT_TOPICS) | set(EVENT_KINDS) | set(JOB_TITLES)
-    title |= {(a + b).capitalize() for a in SYLLABLES for b in SYLLABLES}
+    title |= two_syllable_words()
     title |= {w.capitalize() for w in ADJECTIVES + ANIMALS}  # an unlisted account's display name: "Rusty Heron45"
     handle = {w.lower() for w in FIRST_NAMES + LAST_NAMES + ADJECTIVES + ANIMALS}
     words = {part for w in title for part in w.replace("-", " ").split()}
@@ -79,9 +80,15 @@ def generated_words() -> tuple[frozenset[str], frozenset[str]]:
 _CAPITALISED = re.compile(r"(?<![A-Za-z])[A-Z][a-z]+(?![A-Za-z])")
 
 
+@functools.cache
 def two_syllable_words() -> frozenset[str]:
     """The 1,369 made-up words organisation and event names start with ("Ralven", "Palzel")."""
     return frozenset((a + b).capitalize() for a in SYLLABLES for b in SYLLABLES)
+
+
+@functools.cache
+def _two_syllable_sorted() -> tuple[str, ...]:
+    return tuple(sorted(two_syllable_words()))
 
 
 def rename_made_up_words(texts: list[str], rng: random.Random) -> list[str]:
@@ -91,14 +98,14 @@ def rename_made_up_words(texts: list[str], rng: random.Random) -> list[str]:
 
     Why (osint-selfplay's ``warm_start.rename_words``): a world writes a few dozen of the 1,369
     words (the main job's 32 training worlds write 860; 14 of the 42 of the v0:test world are not
-    among them), and a held-out
-    question naming one of those failed 94 times in 97 (`osint_eval.modeling.pretokenize_pattern`)."""
+    among them), and a held-out question naming one of those failed 94 times in 97
+    (`osint_eval.modeling.pretokenize_pattern`)."""
     pool = two_syllable_words()
-    found = list(dict.fromkeys(w for t in texts for w in _CAPITALISED.findall(t) if w in pool))
+    present = dict.fromkeys(w for t in texts for w in _CAPITALISED.findall(t))  # in order of first use
+    found = [w for w in present if w in pool]
     if not found:
         return list(texts)
-    present = {w for t in texts for w in _CAPITALISED.findall(t)}
-    fresh = rng.sample(sorted(pool - present), len(found))
+    fresh = rng.sample([w for w in _two_syllable_sorted() if w not in present], len(found))
     mapping = dict(zip(found, fresh))
     return [_CAPITALISED.sub(lambda m: mapping.get(m.group(0), m.group(0)), t) for t in texts]
 
