@@ -108,7 +108,8 @@ def test_the_line_grammar_ids_only_and_a_space_before_every_id_and_name(world):
     org = page["employer"]["id"]
     assert line.startswith(f'person {person} name=" {page["name"]}" employer= {org} city= {page["city"]["id"]}')
     for acc in page["accounts"]:
-        assert f" {acc['id']}:{acc['platform']}" in line and acc["handle"] not in line  # references: ids (and platform) only
+        # references: ids (and platform) only, the platform first so that a causal reader meets it before the id
+        assert f" {acc['platform']}: {acc['id']}" in line and acc["handle"] not in line
     assert world.label(org) not in line
     assert "\n" not in line and "{" not in line
 
@@ -185,7 +186,10 @@ def test_compact_is_several_times_shorter_than_json(world):
                                  'step 1/3\nget_profile ok\nperson person_1 name="unterminated',
                                  "step 1/3\ncomment author= account_1", "step 1/3\nperson person_1",
                                  "step 1/3\nget_profile ok\nperson person_1 orphan", "step 1/3\nget_profile ok\nperson",
-                                 "step 1/3\nget_profile ok\nperson person_1 name= a b", "step 1/3\nperson_1 type=person"])
+                                 "step 1/3\nget_profile ok\nperson person_1 name= a b", "step 1/3\nperson_1 type=person",
+                                 "step 1/3\nget_profile ok\nperson person_1 accounts= forum:",
+                                 "step 1/3\nget_profile ok\nperson person_1 accounts= forum: city= loc_1",
+                                 "step 1/3\nget_profile ok\nperson person_1 accounts= account_1:forum"])
 def test_malformed_compact_text_is_a_typed_error_that_names_the_line(bad):
     with pytest.raises(CompactError, match="line"):
         parse_compact(bad)

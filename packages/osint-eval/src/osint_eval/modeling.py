@@ -24,7 +24,7 @@ from typing import Any
 from osint_eval.errors import EvalError
 
 TINY_PREFIX = "tiny:"
-CORPUS_VERSION = "13"  # bump when the tokenizer corpus changes, to invalidate caches
+CORPUS_VERSION = "14"  # bump when the tokenizer corpus changes, to invalidate caches
 # Every entity id of a default-sized world gets a token of its own: a model then copies an answer
 # from its context as one token instead of spelling it (ids beyond these ranges still tokenize, by BPE).
 ID_TOKENS = {"person": 300, "account": 600, "org": 40, "loc": 20, "event": 60, "thread": 80}

@@ -23,7 +23,7 @@ An observation is lines separated by ``\\n``::
     FIELD := KEY=VALUE      VALUE := ITEM (" " ITEM)*  (an empty VALUE is never written)
     KEY   := [A-Za-z_][A-Za-z0-9_]* | +REL | -REL  (knowledge-graph facts, out / inverse)
              (a REL that is not a plain word is written as a JSON string)
-    ITEM  := WORD | STRING, then optionally ":" WORD (a referenced account's platform)
+    ITEM  := optionally WORD ": " (a referenced account's platform), then WORD | STRING
     WORD  := [A-Za-z0-9_@.-]+ not starting with "-" or "+"; an integer when it is [0-9]+ or -[0-9]+
              in a field that holds a number
     STRING := a JSON string whose text starts with one space that is not part of the value
@@ -101,7 +101,9 @@ def _item(value: Any) -> str | None:
             return None
         text = word_or_string(rid)
         platform = value.get("platform")
-        return text + ":" + platform if isinstance(platform, str) and _WORD.match(platform) else text
+        # the platform comes first ("forum: account_79"): a causal reader sees it before the id, so the
+        # id's own token can carry it (an id followed by its platform was copied at 0/41 on cross-platform tasks)
+        return platform + ": " + text if isinstance(platform, str) and _WORD.match(platform) else text
     return word_or_string(repr(value) if isinstance(value, float) else str(value)) if not isinstance(value, list) else None
 
 
@@ -244,6 +246,7 @@ def items(text: str, where: str = "") -> Iterator[tuple[str | None, Any, bool]]:
     """(key or None, value, value was a STRING) for each ITEM in ``text``; a KEY=... opens a field
     whose items follow (the key is repeated for each of them). Raises `CompactError`."""
     i, n, key = 0, len(text), None
+    platform: str | None = None  # a "PLATFORM:" prefix waiting for its item
     while i < n:
         if text[i] == " ":
             i += 1
@@ -255,15 +258,13 @@ def items(text: str, where: str = "") -> Iterator[tuple[str | None, Any, bool]]:
             except ValueError:
                 raise CompactError(f"{where}unterminated or invalid string at column {start + 1}") from None
             if i < n and text[i] == "=":  # a quoted key
+                if platform is not None:
+                    raise CompactError(f"{where}platform {platform!r} is not followed by an item")
                 key, i = str(value), i + 1
                 continue
             value = value[1:] if value.startswith(" ") else value
-            platform = None
-            if i < n and text[i] == ":":
-                j = text.find(" ", i)
-                j = n if j < 0 else j
-                platform, i = text[i + 1 : j], j
             yield key, (value, platform), True
+            platform = None
             continue
         j = text.find(" ", i)
         j = n if j < 0 else j
@@ -273,11 +274,20 @@ def items(text: str, where: str = "") -> Iterator[tuple[str | None, Any, bool]]:
             key = word[:eq]
             if not key:
                 raise CompactError(f"{where}'=' without a key at column {start + 1}")
+            if platform is not None:
+                raise CompactError(f"{where}platform {platform!r} is not followed by an item")
             i += eq + 1
             continue
         i = j
-        rid, _, platform = word.partition(":")
-        yield key, (rid, platform or None), False
+        if word.endswith(":") and _WORD.match(word[:-1]) and platform is None:
+            platform = word[:-1]  # the platform of the referenced account that follows
+            continue
+        if ":" in word:
+            raise CompactError(f"{where}unexpected ':' in {word[:40]!r} at column {start + 1}")
+        yield key, (word, platform), False
+        platform = None
+    if platform is not None:
+        raise CompactError(f"{where}platform {platform!r} is not followed by an item")
 
 
 def _fields(text: str, where: str, refs: frozenset[str]) -> dict[str, Any]:
