@@ -97,3 +97,48 @@ def test_any_completion_gets_a_verdict_and_never_raises(world, offers, text):
     assert (task is not None) == verdict.ok
     if task is not None:
         assert task.evidence in {tuple(canonical_edge(e) for e in c) for c in offer.choices}
+
+
+@pytest.fixture(scope="module")
+def filtered(world):
+    return [P.make_offer(world, 7, i, mode="choose", max_hops=3, filters=True) for i in range(30)]
+
+
+def test_a_filtered_offer_shows_the_families_constrained_paths_and_each_number_is_exactly_that_query(world, filtered):
+    assert P.make_offer(world, 7, 3, mode="choose", max_hops=3, filters=True) == filtered[3]
+    assert P.Offer.from_json(filtered[3].to_json()) == filtered[3]
+    narrowed = 0
+    for offer in filtered:
+        assert len(offer.queries) == len(offer.choices) == P.CHOOSE_PATHS
+        user = P.generator_messages(world, offer)[1]["content"]
+        for k, (choice, query) in enumerate(zip(offer.choices, offer.queries), 1):
+            assert f"{k}: {P.walk_text(offer, choice, query)}" in user
+            verdict, task = _verdict(world, offer, f"P: {k}", max_hops=3)
+            assert verdict.ok, (offer.offer_id, k, verdict)
+            assert task.query == query and task.evidence == tuple(canonical_edge(e) for e in choice)
+            assert task.answers == tuple(query.evaluate(world)) and task.answers[0] not in task.question
+            shown = [f for hop in query.hops for f in hop.filters if f.relation != "type"]
+            narrowed += bool(shown)
+            for f in shown:  # every filter is shown to the generator and stated in the question
+                assert f" {f.value}" in P.walk_text(offer, choice, query)
+                if f.relation != "platform":
+                    assert world.surface(f.value) in task.question
+    assert narrowed >= 10  # the point of filtered offers: constrained hops, as in the seed tasks
+
+
+def test_filtered_offers_need_choose_mode_and_a_hand_made_query_that_does_not_walk_is_not_a_path(world, filtered):
+    import dataclasses
+
+    from osint_gym.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="choose mode"):
+        P.make_offer(world, 7, 0, mode="fixed", filters=True)
+    offer = filtered[0]
+    other = next(o for o in filtered if o.start != offer.start)
+    verdict, task = _verdict(world, dataclasses.replace(offer, queries=other.queries), "P: 1", max_hops=3)
+    assert (verdict.reason, task) == (FailureReason.NOT_A_PATH, None)
+    verdict, _ = _verdict(world, offer, "P: 4", max_hops=3)
+    assert verdict.reason is FailureReason.OUT_OF_RANGE
+    long = next((o, k) for o in filtered for k, q in enumerate(o.queries, 1) if q.n_hops == 3)
+    verdict, _ = _verdict(world, long[0], f"P: {long[1]}", max_hops=2)  # a filter's edge is evidence, not a hop
+    assert verdict.reason is FailureReason.TOO_LARGE and "3 hops" in verdict.detail

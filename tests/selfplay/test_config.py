@@ -66,6 +66,7 @@ def test_set_overrides_parse_toml_values_and_bare_strings():
         (["warm_start.max_length=8"], "warm_start.max_length must be a number >= 16"),
         (["eval.max_new_tokens=0"], "eval.max_new_tokens must be a number >= 1"),
         (["eval.difficulties=['easy', 'impossible']"], "eval.difficulties"),
+        (["generator.offer_filters=true"], "generator.offer_filters needs canonical_graph_mode = 'choose'"),
     ],
 )
 def test_bad_configs_name_the_key(overrides, message):

@@ -43,7 +43,7 @@ from osint_gym.tasks.duplicates import DuplicateFilter
 from osint_gym.tasks.families import create_family, list_families
 from osint_gym.tasks.paths import Template, realize
 from osint_gym.tasks.phrasing import question_text
-from osint_gym.tasks.query import Hop, Query
+from osint_gym.tasks.query import ATTRIBUTE_FILTERS, Hop, Query
 from osint_gym.tasks.task import FailureReason, Task, Verdict, difficulty_for_hops
 from osint_gym.tasks.verify import DEFAULT_MAX_PARALLEL_CALLS, DEFAULT_MAX_STEPS, MAX_QUESTION_CHARS, verify_task
 from osint_gym.world.graph import World
@@ -68,17 +68,21 @@ class Offer:
     context: tuple[Edge, ...]
     offer_id: str = ""
     choices: tuple[tuple[Edge, ...], ...] = ()
+    # choose mode with filters: the query of each choice (its evidence, hop and filter edges, is in choices)
+    queries: tuple[Query, ...] = ()
 
     def to_json(self) -> str:
         return json.dumps({"mode": self.mode, "start": self.start, "path": [list(e) for e in self.path],
                            "context": [list(e) for e in self.context], "offer_id": self.offer_id,
-                           "choices": [[list(e) for e in c] for c in self.choices]})
+                           "choices": [[list(e) for e in c] for c in self.choices],
+                           "queries": [q.to_dict() for q in self.queries]})
 
     @classmethod
     def from_json(cls, text: str) -> Offer:
         d = json.loads(text)
         return cls(d["mode"], d["start"], tuple(Edge(*e) for e in d["path"]), tuple(Edge(*e) for e in d["context"]), d.get("offer_id", ""),
-                   tuple(tuple(Edge(*e) for e in c) for c in d.get("choices", [])))
+                   tuple(tuple(Edge(*e) for e in c) for c in d.get("choices", [])),
+                   tuple(Query.from_dict(q) for q in d.get("queries", [])))
 
 
 @dataclass(frozen=True)
@@ -104,14 +108,37 @@ def _chain_query(start: str, edges: tuple[Edge, ...]) -> tuple[Query, list[str]]
     return Query(start, tuple(hops)), path
 
 
-def _path_templates(world: World, max_hops: int) -> list[Template]:
-    """Every family's path templates of at most ``max_hops`` hops, without filters: a proposal can
-    express a relation path but no filters, so only paths unique without them are offered."""
+def _query_nodes(query: Query, evidence: tuple[Edge, ...]) -> list[str] | None:
+    """The entities a filtered query visits, read from its evidence (`Query.evidence`: each hop's
+    edge, then the edges of that hop's filters), or None if the evidence is not that query's."""
+    if query.start is None:
+        return None
+    nodes, i = [query.start], 0
+    for hop in query.hops:
+        if i >= len(evidence):
+            return None
+        e = evidence[i]
+        if hop.direction is Direction.OUT and e.head == nodes[-1] and e.relation == hop.relation:
+            nodes.append(e.tail)
+        elif hop.direction is Direction.IN and e.tail == nodes[-1] and e.relation == hop.relation:
+            nodes.append(e.head)
+        else:
+            return None
+        i += 1 + sum(f.relation not in ATTRIBUTE_FILTERS for f in hop.filters)
+    return nodes if i == len(evidence) else None
+
+
+def _path_templates(world: World, max_hops: int, filters: bool = False) -> list[Template]:
+    """Every family's path templates of at most ``max_hops`` hops, without filters (a proposal that
+    writes its evidence can express a relation path but no filters, so only paths unique without
+    them are offered), or as the families use them (``filters``: choose-mode offers, where osint-gym
+    phrases the chosen query itself)."""
     templates: list[Template] = []
     for name in list_families():
         fam = create_family(name)
         for difficulty in fam.difficulties_for(world):
-            templates += [Template(t.start_type, tuple(dataclasses.replace(s, target_type=None, platform=None, disambiguate=False)
+            templates += [t if filters else
+                          Template(t.start_type, tuple(dataclasses.replace(s, target_type=None, platform=None, disambiguate=False)
                                                        for s in t.steps), t.start_if)
                           for t in fam.templates(difficulty) if len(t.steps) <= max_hops]
     if not templates:
@@ -120,9 +147,9 @@ def _path_templates(world: World, max_hops: int) -> list[Template]:
 
 
 def _verified_path(world: World, template: Template, rng: random.Random,
-                   start: str | None = None) -> tuple[tuple[Edge, ...], list[str]] | None:
-    """(evidence edges, entities visited) of a path realised from ``template`` that is unique and
-    that the oracle solves, or None."""
+                   start: str | None = None) -> tuple[tuple[Edge, ...], list[str], Query] | None:
+    """(evidence edges, entities visited, query) of a path realised from ``template`` that is unique
+    and that the oracle solves, or None."""
     realized = realize(world, template, rng, start)
     if realized is None:
         return None
@@ -131,41 +158,48 @@ def _verified_path(world: World, template: Template, rng: random.Random,
         return None
     edges = tuple(query.evidence(path))
     task = Task("offer", question_text(world, query, world.type_of(path[-1]), [world.type_of(n) for n in path[1:]], rng),
-                (path[-1],), edges, "generated", difficulty_for_hops(len(edges)), query)
-    return (edges, path) if verify_task(world, task).ok else None
+                (path[-1],), edges, "generated", difficulty_for_hops(query.n_hops), query)
+    return (edges, path, query) if verify_task(world, task).ok else None
 
 
 def make_offer(world: World, seed: int, index: int, *, mode: str = "fixed", max_hops: int = 2,
-               n_context: int = 10, max_attempts: int = 400) -> Offer:
+               n_context: int = 10, max_attempts: int = 400, filters: bool = False) -> Offer:
     """Offer ``index``: a path unique without filters (so that a proposal can express it), verified
     by the oracle; in ``generate`` mode with nearby distractor edges; in ``choose`` mode among
-    `CHOOSE_PATHS` verified paths from the same start, shuffled, numbered in the prompt.
+    `CHOOSE_PATHS` verified paths from the same start, shuffled, numbered in the prompt. ``filters``
+    (choose mode only): the paths are the task families' own, narrowed by filters where a hop has
+    several candidates ("the acquaintance of X who lives in L"), as hard as the seed tasks.
     Pure in (seed, index)."""
     if mode not in OFFER_MODES:
         raise ConfigError(f"offer mode must be one of {OFFER_MODES}, got {mode!r}")
     if not 1 <= max_hops <= MAX_PROPOSAL_HOPS:
         raise ConfigError(f"max_hops must be in 1..{MAX_PROPOSAL_HOPS}, got {max_hops}")
+    if filters and mode != "choose":
+        raise ConfigError(f"filtered offers need choose mode (a proposal in {mode!r} mode cannot state filters)")
     rng = random.Random(f"offer:{seed}:{index}")
-    templates = _path_templates(world, max_hops)
+    templates = _path_templates(world, max_hops, filters)
     for _ in range(max_attempts):
         found = _verified_path(world, rng.choice(templates), rng)
         if found is None:
             continue
-        edges, path = found
+        edges, path, query = found
         start = path[0]
         if mode == "choose":  # more verified paths from the same start: the choice the generator makes
             own = [t for t in templates if t.start_type == world.type_of(start)]
-            paths = [edges]
+            paths, queries = [edges], [query]
             for _ in range(8 * CHOOSE_PATHS):
                 if len(paths) == CHOOSE_PATHS:
                     break
                 more = _verified_path(world, rng.choice(own), rng, start)
                 if more is not None and more[0] not in paths:
                     paths.append(more[0])
+                    queries.append(more[2])
             if len(paths) < CHOOSE_PATHS:  # every offer numbers the same count, so any number in range is a task
                 continue
-            rng.shuffle(paths)
-            return Offer(mode, start, edges, tuple(dict.fromkeys(e for p in paths for e in p)), f"{seed}-{index}", tuple(paths))
+            order = list(range(CHOOSE_PATHS))
+            rng.shuffle(order)
+            return Offer(mode, start, edges, tuple(dict.fromkeys(e for k in order for e in paths[k])), f"{seed}-{index}",
+                         tuple(paths[k] for k in order), tuple(queries[k] for k in order) if filters else ())
         context = edges
         if mode == "generate":
             context = edges + tuple(distractor_edges(world, path, edges, rng, n_context - len(edges)))
@@ -174,17 +208,29 @@ def make_offer(world: World, seed: int, index: int, *, mode: str = "fixed", max_
     raise ConfigError(f"no offer found at index {index} after {max_attempts} attempts")
 
 
-def walk_text(offer: Offer, path: tuple[Edge, ...] | None = None) -> str:
+def walk_text(offer: Offer, path: tuple[Edge, ...] | None = None, query: Query | None = None) -> str:
     """The offered path (or another ``path`` from the offer's start) in walking order, e.g.
-    ``thread_1 <authored< account_55 >alias_of> person_33``: the answer is its last entity."""
-    chain = _chain_query(offer.start, offer.path if path is None else path)
-    if chain is None:
-        raise ConfigError(f"offer {offer.offer_id!r}: its path is not a chain from its start")
-    query, nodes = chain
+    ``thread_1 <authored< account_55 >alias_of> person_33``: the answer is its last entity. A
+    filtered choice (``query``) shows each hop's filters after the entity they narrow:
+    ``person_3 >knows> person_8 [>lives_in> loc_5]``."""
+    if query is not None:
+        nodes = _query_nodes(query, offer.path if path is None else path)
+        if nodes is None:
+            raise ConfigError(f"offer {offer.offer_id!r}: a choice's query does not walk from its start")
+    else:
+        chain = _chain_query(offer.start, offer.path if path is None else path)
+        if chain is None:
+            raise ConfigError(f"offer {offer.offer_id!r}: its path is not a chain from its start")
+        query, nodes = chain
     parts = [nodes[0]]
     for hop, node in zip(query.hops, nodes[1:]):
         parts.append(f">{hop.relation}>" if hop.direction is Direction.OUT else f"<{hop.relation}<")
         parts.append(node)
+        shown = [f"{f.relation} {f.value}" if f.relation in ATTRIBUTE_FILTERS else
+                 (f">{f.relation}> {f.value}" if f.direction is Direction.OUT else f"<{f.relation}< {f.value}")
+                 for f in hop.filters if f.relation != "type"]
+        if shown:
+            parts.append("[" + "; ".join(shown) + "]")
     return " ".join(parts)
 
 
@@ -193,7 +239,8 @@ def generator_messages(world: World, offer: Offer) -> list[dict[str, str]]:
     if offer.mode == "fixed":
         user = f"Path: {walk_text(offer)}\nStart: {world.surface(offer.start)} = {offer.start}"
     elif offer.mode == "choose":  # numbered paths: the proposal names one by its number
-        lines = "\n".join(f"{k}: {walk_text(offer, c)}" for k, c in enumerate(offer.choices, 1))
+        queries: list[Query | None] = list(offer.queries) or [None] * len(offer.choices)
+        lines = "\n".join(f"{k}: {walk_text(offer, c, q)}" for k, (c, q) in enumerate(zip(offer.choices, queries), 1))
         user = f"Start: {world.surface(offer.start)} = {offer.start}\n{lines}"
         return [{"role": "system", "content": CHOOSE_SYSTEM_PROMPT}, {"role": "user", "content": user}]
     else:  # the generator picks the start and the path itself
@@ -289,17 +336,19 @@ def validate_proposal(
     """Turn a proposal into a verified task, or say why it is not one."""
     if isinstance(proposal, str):
         return Verdict(FailureReason.MALFORMED, proposal), None
+    chosen: tuple[Query, list[str]] | None = None  # a choice's query (with any filters) and the entities it visits
     if (offer is not None and offer.mode == "choose") or proposal.refs:
         resolved = resolve_choice(world, proposal, offer)
         if isinstance(resolved, Verdict):
             return resolved, None
-        proposal = resolved
+        proposal, chosen = resolved
     if not proposal.evidence:
         if offer is None or offer.mode != "fixed":
             return Verdict(FailureReason.MALFORMED, "missing the E: line (the evidence path)"), None
         proposal = Proposal(proposal.question, proposal.answer, offer.path)
-    if len(proposal.evidence) > max_hops or len(proposal.question) > MAX_QUESTION_CHARS:
-        return Verdict(FailureReason.TOO_LARGE, f"{len(proposal.evidence)} hops (max {max_hops}), {len(proposal.question)} chars"), None
+    hops = chosen[0].n_hops if chosen else len(proposal.evidence)  # a filter's edge is evidence, not a hop
+    if hops > max_hops or len(proposal.question) > MAX_QUESTION_CHARS:
+        return Verdict(FailureReason.TOO_LARGE, f"{hops} hops (max {max_hops}), {len(proposal.question)} chars"), None
     for e in proposal.evidence:
         for node in (e.head, e.tail):
             if node not in world:
@@ -308,31 +357,34 @@ def validate_proposal(
             return Verdict(FailureReason.EDGE_NOT_IN_WORLD, f"{tuple(e)} is not in the world"), None
     if proposal.answer not in world:
         return Verdict(FailureReason.UNKNOWN_ENTITY, f"answer {proposal.answer[:60]!r} is not an entity"), None
-    first = proposal.evidence[0]
-    if len(proposal.evidence) == 1:
-        start = first.head if first.tail == proposal.answer else first.tail
+    if chosen is not None:
+        query, path = chosen
     else:
-        second = proposal.evidence[1]
-        start = first.head if first.head not in (second.head, second.tail) else first.tail
-    chain = _chain_query(start, proposal.evidence)
-    if chain is None:
-        return Verdict(FailureReason.NOT_A_PATH, "the evidence edges do not form a chain"), None
-    query, path = chain
+        first = proposal.evidence[0]
+        if len(proposal.evidence) == 1:
+            start = first.head if first.tail == proposal.answer else first.tail
+        else:
+            second = proposal.evidence[1]
+            start = first.head if first.head not in (second.head, second.tail) else first.tail
+        chain = _chain_query(start, proposal.evidence)
+        if chain is None:
+            return Verdict(FailureReason.NOT_A_PATH, "the evidence edges do not form a chain"), None
+        query, path = chain
     if path[-1] != proposal.answer:
         return Verdict(FailureReason.ANSWER_MISMATCH, f"the evidence chain ends at {path[-1]!r}, not at the answer"), None
     if len(set(path)) != len(path):
         return Verdict(FailureReason.NOT_A_PATH, "the evidence chain revisits an entity"), None
     task = Task(task_id, proposal.question, (proposal.answer,), tuple(canonical_edge(e) for e in proposal.evidence),
-                "generated", difficulty_for_hops(len(proposal.evidence)), query, world.type_of(proposal.answer),
+                "generated", difficulty_for_hops(query.n_hops), query, world.type_of(proposal.answer),
                 {"source": "proposal", "world": world.name, "world_seed": world.seed})
     verdict = verify_task(world, task, max_steps=max_steps, max_parallel_calls=max_parallel_calls)
     return verdict, (task if verdict.ok else None)
 
 
-def resolve_choice(world: World, proposal: Proposal, offer: Offer | None) -> Proposal | Verdict:
-    """A choose-mode proposal as the question, answer and evidence it stands for: its number is the
-    offered path it names, and osint-gym phrases the question (seeded by the offer and the number).
-    A `Verdict` says why it stands for none."""
+def resolve_choice(world: World, proposal: Proposal, offer: Offer | None) -> tuple[Proposal, tuple[Query, list[str]]] | Verdict:
+    """A choose-mode proposal as the question, answer and evidence it stands for, with the query and
+    the entities it visits: its number is the offered path it names, and osint-gym phrases the
+    question (seeded by the offer and the number). A `Verdict` says why it stands for none."""
     if offer is None or offer.mode != "choose":
         return Verdict(FailureReason.MALFORMED, "a path number (a P: line) answers a choose-mode offer only")
     if len(proposal.refs) != 1:
@@ -341,13 +393,18 @@ def resolve_choice(world: World, proposal: Proposal, offer: Offer | None) -> Pro
     if not 1 <= k <= len(offer.choices):
         return Verdict(FailureReason.OUT_OF_RANGE, f"path {k} was not offered (paths 1..{len(offer.choices)})")
     edges = offer.choices[k - 1]
-    chain = _chain_query(offer.start, edges)
+    if offer.queries:  # a filtered choice: its query, and the entities its evidence visits
+        query = offer.queries[k - 1] if len(offer.queries) == len(offer.choices) else None
+        nodes = _query_nodes(query, edges) if query is not None and query.start == offer.start else None
+        chain = (query, nodes) if query is not None and nodes is not None else None
+    else:
+        chain = _chain_query(offer.start, edges)
     if chain is None:  # an offer built by make_offer never gets here; a hand-made one might
         return Verdict(FailureReason.NOT_A_PATH, f"offered path {k} does not walk from {offer.start}")
     query, path = chain
     rng = random.Random(f"choose:{offer.offer_id}:{k}")
     question = question_text(world, query, world.type_of(path[-1]), [world.type_of(n) for n in path[1:]], rng)
-    return Proposal(question, path[-1], edges, proposal.refs)
+    return Proposal(question, path[-1], edges, proposal.refs), (query, path)
 
 
 @dataclass

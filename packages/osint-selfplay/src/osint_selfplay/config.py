@@ -181,6 +181,7 @@ class GRPOPhaseConfig:
 class GeneratorConfig:
     prompts_per_round: int = _f(64, "Generator training prompts (offers) per round.")
     max_hops: int = _f(2, "Longest evidence path an offer holds (1..4).")
+    offer_filters: bool = _f(False, "canonical_graph_mode = 'choose': offer the task families' own paths, narrowed by filters where a hop has several candidates ('the acquaintance of X who lives in L'), as hard as osint-gym's seed tasks; false: paths unique without filters only.")
     learnability: str = _f("r_zero", "'r_zero' (1 - 2|p - 0.5|) or 'azr' (1 - p for 0 < p < 1, else 0).")
     solver_samples: int = _f(4, "k: answerer samples per valid proposal to estimate its solve rate p.")
     solver_temperature: float = _f(1.0, "Temperature of those samples.")
@@ -328,6 +329,9 @@ class RunConfig:
         _choice("model_topology", self.model_topology, ("dual", "shared"))
         _choice("tuning_mode", self.tuning_mode, ("full", "lora"))
         _choice("canonical_graph_mode", self.canonical_graph_mode, ("fixed", "generate", "choose"))
+        if self.generator.offer_filters and self.canonical_graph_mode != "choose":
+            raise ConfigError(f"generator.offer_filters needs canonical_graph_mode = 'choose' (a proposal in "
+                              f"{self.canonical_graph_mode!r} mode cannot state filters)")
         _choice("vllm_mode", self.vllm_mode, ("colocate", "server"))
         if self.use_vllm and self.vllm_mode == "server" and not self.vllm_server_base_url.startswith(("http://", "https://")):
             raise ConfigError("use_vllm with vllm_mode = 'server' needs vllm_server_base_url = 'http://<host>:<port>' "

@@ -56,7 +56,8 @@ def offer_rows(pool: WorldPool, cfg: RunConfig, start: int, n: int, stream: str 
     rows = []
     for i in range(start, start + n):
         world = pool.pick(i)
-        offer = proposals.make_offer(world, streams.stream_seed(cfg.seed, stream), i, mode=cfg.canonical_graph_mode, max_hops=cfg.generator.max_hops)
+        offer = proposals.make_offer(world, streams.stream_seed(cfg.seed, stream), i, mode=cfg.canonical_graph_mode,
+                                     max_hops=cfg.generator.max_hops, filters=cfg.generator.offer_filters)
         rows.append({"prompt": proposals.generator_messages(world, offer), "offer": offer.to_json(), "world_seed": world.seed})
     return rows
 
