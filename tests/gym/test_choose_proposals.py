@@ -110,6 +110,7 @@ def test_a_filtered_offer_shows_the_families_constrained_paths_and_each_number_i
     narrowed = 0
     for offer in filtered:
         assert len(offer.queries) == len(offer.choices) == P.CHOOSE_PATHS
+        assert P.gold_proposal(world, offer) == f"P: {offer.choices.index(offer.path) + 1}"  # the demonstrations' answer
         user = P.generator_messages(world, offer)[1]["content"]
         for k, (choice, query) in enumerate(zip(offer.choices, offer.queries), 1):
             assert f"{k}: {P.walk_text(offer, choice, query)}" in user

@@ -141,7 +141,8 @@ def test_the_main_jobs_shape_runs_end_to_end_then_its_controls(tmp_path, monkeyp
     cfg = load_config(None, micro_overrides(tmp_path / "run", **{
         "answerer.mode": "'multi_turn'", "answerer.max_turns": 6, "answerer.max_observation_chars": 4000,
         "answerer.observation_format": "'compact'", "answerer.action_format": "'short'", "answerer.tasks_per_round": 8, "answerer.bare_prompt": "true",
-        "canonical_graph_mode": "'choose'", "answerer.frontier": "[0.0, 1.0]", "grpo_generator.max_completion_length": 8,
+        "canonical_graph_mode": "'choose'", "generator.offer_filters": "true", "generator.max_hops": 2,
+        "answerer.frontier": "[0.0, 1.0]", "grpo_generator.max_completion_length": 8,
         "warm_start.answerer_examples": 24, "warm_start.packing": "true", "warm_start.control": "false",
         "warm_start.decay_fraction": 0.5,
         "warm_start.max_length": 768, "warm_start.batch_size": 2, "grpo_answerer.max_completion_length": 64,

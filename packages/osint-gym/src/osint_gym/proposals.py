@@ -264,11 +264,13 @@ def gold_proposal(world: World, offer: Offer, seed: int = 0) -> str:
     """A correct proposal for an offer (warm-start demonstrations): the offered path, phrased
     (``fixed`` offers: question and answer; ``generate`` offers: the chosen path as well;
     ``choose`` offers: the number of the offered path)."""
+    if offer.mode == "choose":  # the number of the offered path (with filters, its evidence is no chain)
+        if offer.path not in offer.choices:
+            raise ConfigError(f"offer {offer.offer_id!r}: its path is not one of its choices")
+        return format_proposal(Proposal("", "", (), (offer.choices.index(offer.path) + 1,)))
     chain = _chain_query(offer.start, offer.path)
     if chain is None:
         raise ConfigError(f"offer {offer.offer_id!r}: its path is not a chain from its start")
-    if offer.mode == "choose":
-        return format_proposal(Proposal("", "", (), (offer.choices.index(offer.path) + 1,)))
     query, path = chain
     rng = random.Random(f"gold:{seed}:{offer.offer_id}")
     question = question_text(world, query, world.type_of(path[-1]), [world.type_of(n) for n in path[1:]], rng)
