@@ -106,6 +106,27 @@ def test_generate_refuses_an_existing_out_file(tmp_path, capsys):
     assert out.read_text() == "keep me\n"
 
 
+def test_generate_offers_filtered_paths_in_choose_mode_only(tmp_path, capsys, monkeypatch):
+    import json
+
+    from osint_selfplay import phases
+
+    out = tmp_path / "tasks.jsonl"
+    assert main(["generate", "--model", "tiny:64x2", "--out", str(out), "--n", "2", "--offer-filters"]) == 2
+    assert capsys.readouterr().err.strip().splitlines()[-1] == (
+        "osint-selfplay: error: filtered offers need choose mode (a proposal in 'fixed' mode cannot state filters)")
+    assert not out.exists()
+    seen = []
+    monkeypatch.setattr(phases, "sample_completions", lambda model, prompts, **kw: seen.extend(prompts) or ["P: 1"] * len(prompts))
+    assert main(["generate", "--model", "tiny:64x2", "--out", str(out), "--n", "6", "--mode", "choose", "--offer-filters"]) == 0
+    assert "valid: 6/6" in capsys.readouterr().out
+    assert any("[" in p[1]["content"] for p in seen)  # a filtered path shows its filters to the generator
+    from osint_gym.tasks import Task
+
+    tasks = [Task.from_dict(json.loads(line)) for line in out.read_text().splitlines()]
+    assert len(tasks) == 6 and any(hop.filters for t in tasks for hop in t.query.hops)
+
+
 def test_ctrl_c_prints_one_line_with_the_resume_command(tmp_path, tiny_path):
     out = tmp_path / "run"
     cmd = [sys.executable, "-m", "osint_selfplay", "train", "--dry-run", "--set", *micro_overrides(out)]

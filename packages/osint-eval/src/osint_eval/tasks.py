@@ -43,7 +43,9 @@ def _world_for_file(tasks: list[Task], world_ref: str | None) -> str:
 
 def load_tasks(source: str, *, world: str | None = None, family: str | None = None, difficulty: str | None = None,
                limit: int | None = None, seed: int = 0, generator_options: dict[str, Any] | None = None) -> TaskSet:
-    """``v0:test`` | a ``.jsonl`` file | ``generator:<model>`` (proposals sampled and validated)."""
+    """``v0:test`` | a ``.jsonl`` file | ``generator:<model>`` (proposals sampled and validated; its
+    ``generator_options``: ``mode``, ``max_hops``, ``offer_filters`` as osint-gym's `make_offer` takes
+    them, ``max_new_tokens``, ``temperature``)."""
     try:
         if source.startswith(GENERATOR_PREFIX):
             return _from_generator(source[len(GENERATOR_PREFIX):], world or "v0:test", limit or 200, seed, generator_options or {})
@@ -73,7 +75,8 @@ def _from_generator(model: str, world_ref: str, n: int, seed: int, options: dict
 
     w = benchmark_world(world_ref)
     mode, max_hops = options.get("mode", "fixed"), options.get("max_hops", 2)
-    offers = [proposals.make_offer(w, seed, 40_000_000 + i, mode=mode, max_hops=max_hops) for i in range(n)]
+    offers = [proposals.make_offer(w, seed, 40_000_000 + i, mode=mode, max_hops=max_hops, filters=options.get("offer_filters", False))
+              for i in range(n)]
     policy = HFPolicy(model, max_new_tokens=options.get("max_new_tokens", 128), temperature=options.get("temperature", 1.0), seed=seed)
     completions = policy.generate([proposals.generator_messages(w, o) for o in offers])
     policy.close()

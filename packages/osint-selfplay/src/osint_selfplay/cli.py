@@ -36,6 +36,8 @@ def _parser() -> argparse.ArgumentParser:
     g.add_argument("--split", default="v0:train", help="benchmark split whose world the tasks are about")
     g.add_argument("--mode", choices=["fixed", "generate", "choose"], default="fixed", help="offer mode (canonical_graph_mode)")
     g.add_argument("--max-hops", type=int, default=2)
+    g.add_argument("--offer-filters", action="store_true",
+                   help="choose mode: offer the task families' filtered paths (generator.offer_filters), as a generator trained on them saw")
     g.add_argument("--temperature", type=float, default=1.0)
     g.add_argument("--seed", type=int, default=0)
     g.add_argument("--overwrite", action="store_true", help="replace --out if it exists (without it, an existing file is refused)")
@@ -104,8 +106,8 @@ def _generate(args: argparse.Namespace) -> int:
     world = benchmark_world(args.split)
     from osint_selfplay.streams import GENERATE, stream_seed
 
-    offers = [proposals.make_offer(world, stream_seed(args.seed, GENERATE), i, mode=args.mode, max_hops=args.max_hops)
-              for i in range(args.n)]
+    offers = [proposals.make_offer(world, stream_seed(args.seed, GENERATE), i, mode=args.mode, max_hops=args.max_hops,
+                                   filters=args.offer_filters) for i in range(args.n)]
     completions = sample_completions(args.model, [proposals.generator_messages(world, o) for o in offers],
                                      temperature=args.temperature, seed=args.seed, max_new_tokens=128)
     batch = proposals.validate_sampled([world] * len(offers), offers, completions, max_hops=args.max_hops, id_prefix="gen-")
