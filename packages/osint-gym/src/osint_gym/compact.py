@@ -1,10 +1,9 @@
 """The compact observation format: one record per line, ``type id key=value ...``, ids only for references.
 
-A small model reads a step of OSINT-v0 in about a quarter of the characters of its JSON (no
-braces, no quoted field names, references reduced to ids). The format carries every fact
-`osint_gym.views.record_edges` and the oracle read (record ids and types, reference ids, the
-platform of every referenced account, names, display names, dates, counts), and `parse_compact`
-recovers them.
+A small model reads a step of OSINT-v0 in about a quarter of the characters of its JSON (no braces, no quoted
+field names, references reduced to ids). The format carries every fact `osint_gym.views.record_edges` and the
+oracle read (record ids and types, reference ids, the platform of every referenced account, names, display
+names, dates, counts), and `parse_compact` recovers them.
 
 ## Grammar
 An observation is lines separated by ``\\n``::
@@ -28,20 +27,19 @@ An observation is lines separated by ``\\n``::
              in a field that holds a number
     STRING := a JSON string whose text starts with one space that is not part of the value
 
-Every id, handle and name is preceded by a space (``employer= org_16``, ``name=" Olga Becker"``),
-so a byte-level BPE tokenizer that keeps `` person_12`` whole tokenizes it the same way in the
-question, the observations and the agent's actions; a record line starts with its type so that its id
-follows a space too (a line's first word never has one). Fields that
-are null or empty lists are left out. References keep only their id (and an account's platform);
-the referenced entity's own page has the rest.
+Every id, handle and name is preceded by a space (``employer= org_16``, ``name=" Olga Becker"``), so a byte-
+level BPE tokenizer that keeps `` person_12`` whole tokenizes it the same way in the question, the
+observations and the agent's actions (a record line starts with its type so that its id follows a space too).
+Null fields and empty lists are left out. References keep only their id and an account's platform, written
+first (``forum: account_79``) so that a causal reader meets it before the id.
 
-A cut (``max_observation_chars``) drops whole trailing record and comment lines of the call that
-returned the most lines (as a JSON cut drops the last items of the longest list), then trailing call
-lines, and ends with the ``truncated:`` line; the header is never dropped.
+A cut (``max_observation_chars``) drops whole trailing record and comment lines of the call that returned the
+most lines (as a JSON cut drops the last items of the longest list), then trailing call lines, and ends with
+the ``truncated:`` line; the header is never dropped.
 
-The reset observation is the question, one budget line and one line of tools with their
-parameters (`reset_text`). Actions in the short syntax (`osint_gym.actions`) use the same
-``KEY=VALUE`` items: ``get_profile account_164``, ``search_people name="Olga Becker" organization=org_16``.
+The reset observation is the question, one budget line and one line of tools with their parameters
+(`reset_text`). Actions in the short syntax (`osint_gym.actions`) use the same ``KEY=VALUE`` items:
+``get_profile account_164``, ``search_people name="Olga Becker" organization=org_16``.
 """
 
 from __future__ import annotations
@@ -101,8 +99,6 @@ def _item(value: Any) -> str | None:
             return None
         text = word_or_string(rid)
         platform = value.get("platform")
-        # the platform comes first ("forum: account_79"): a causal reader sees it before the id, so the
-        # id's own token can carry it (an id followed by its platform was copied at 0/41 on cross-platform tasks)
         return platform + ": " + text if isinstance(platform, str) and _WORD.match(platform) else text
     return word_or_string(repr(value) if isinstance(value, float) else str(value)) if not isinstance(value, list) else None
 
@@ -258,34 +254,34 @@ def items(text: str, where: str = "") -> Iterator[tuple[str | None, Any, bool]]:
             except ValueError:
                 raise CompactError(f"{where}unterminated or invalid string at column {start + 1}") from None
             if i < n and text[i] == "=":  # a quoted key
-                if platform is not None:
-                    raise CompactError(f"{where}platform {platform!r} is not followed by an item")
+                _no_platform(platform, where)
                 key, i = str(value), i + 1
                 continue
-            value = value[1:] if value.startswith(" ") else value
-            yield key, (value, platform), True
-            platform = None
-            continue
-        j = text.find(" ", i)
-        j = n if j < 0 else j
-        word = text[i:j]
-        eq = word.find("=")
-        if eq >= 0:
-            key = word[:eq]
-            if not key:
-                raise CompactError(f"{where}'=' without a key at column {start + 1}")
-            if platform is not None:
-                raise CompactError(f"{where}platform {platform!r} is not followed by an item")
-            i += eq + 1
-            continue
-        i = j
-        if word.endswith(":") and _WORD.match(word[:-1]) and platform is None:
-            platform = word[:-1]  # the platform of the referenced account that follows
-            continue
-        if ":" in word:
-            raise CompactError(f"{where}unexpected ':' in {word[:40]!r} at column {start + 1}")
-        yield key, (word, platform), False
+            item, quoted = (value[1:] if value.startswith(" ") else value), True
+        else:
+            j = n if (j := text.find(" ", i)) < 0 else j
+            word = text[i:j]
+            eq = word.find("=")
+            if eq >= 0:
+                key = word[:eq]
+                if not key:
+                    raise CompactError(f"{where}'=' without a key at column {start + 1}")
+                _no_platform(platform, where)
+                i += eq + 1
+                continue
+            i = j
+            if word.endswith(":") and _WORD.match(word[:-1]) and platform is None:
+                platform = word[:-1]  # the platform of the referenced account that follows
+                continue
+            if ":" in word:
+                raise CompactError(f"{where}unexpected ':' in {word[:40]!r} at column {start + 1}")
+            item, quoted = word, False
+        yield key, (item, platform), quoted
         platform = None
+    _no_platform(platform, where)
+
+
+def _no_platform(platform: str | None, where: str) -> None:
     if platform is not None:
         raise CompactError(f"{where}platform {platform!r} is not followed by an item")
 
@@ -327,8 +323,7 @@ def _record(line: str, where: str) -> dict[str, Any] | None:
         rid, _, rest = rest.partition(" ")
     if not rid:
         raise CompactError(f"{where}a {rtype} record without an id")
-    record: dict[str, Any] = {"id": rid, "type": rtype}
-    record.update(_fields(rest, where, _REFS.get(rtype, frozenset())))
+    record: dict[str, Any] = {"id": rid, "type": rtype, **_fields(rest, where, _REFS.get(rtype, frozenset()))}
     if record["type"] == "entity":
         record.setdefault("facts", {})
     return record
@@ -387,10 +382,8 @@ def _call_line(line: str, where: str) -> dict[str, Any]:
 
 
 def _last_record(entry: dict[str, Any] | None) -> dict[str, Any] | None:
-    if entry is None or not entry.get("_records"):
-        return None
-    last: dict[str, Any] = entry["_records"][-1]
-    return last if last.get("type") == "thread" else None
+    last: dict[str, Any] | None = entry["_records"][-1] if entry is not None and entry.get("_records") else None
+    return last if last is not None and last.get("type") == "thread" else None
 
 
 def _close(entry: dict[str, Any]) -> dict[str, Any]:

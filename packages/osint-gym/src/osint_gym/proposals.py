@@ -29,7 +29,6 @@ determines exactly the answer, the tool-only oracle solves it). Failures carry a
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import random
 import re
@@ -37,52 +36,31 @@ from dataclasses import dataclass
 from typing import Any
 
 from osint_gym.errors import ConfigError
-from osint_gym.schema import Direction, Edge, canonical_edge
-from osint_gym.single_turn import distractor_edges
+from osint_gym.offers import (  # offers live in osint_gym.offers; re-exported here, where callers have always found them
+    CHOOSE_PATHS,
+    MAX_PROPOSAL_HOPS,
+    OFFER_MODES,
+    Offer,
+    _chain_query,
+    _query_nodes,
+    make_offer,
+    walk_text,
+)
+from osint_gym.schema import Edge, canonical_edge
 from osint_gym.tasks.duplicates import DuplicateFilter
-from osint_gym.tasks.families import create_family, list_families
-from osint_gym.tasks.paths import Template, realize
 from osint_gym.tasks.phrasing import question_text
-from osint_gym.tasks.query import ATTRIBUTE_FILTERS, Hop, Query
+from osint_gym.tasks.query import Query
 from osint_gym.tasks.task import FailureReason, Task, Verdict, difficulty_for_hops
 from osint_gym.tasks.verify import DEFAULT_MAX_PARALLEL_CALLS, DEFAULT_MAX_STEPS, MAX_QUESTION_CHARS, verify_task
 from osint_gym.world.graph import World
 
-OFFER_MODES = ("fixed", "generate", "choose")
-CHOOSE_PATHS = 3  # verified paths from one start that every choose-mode offer shows (a start with fewer is skipped)
-MAX_PROPOSAL_HOPS = 4
+__all__ = ["CHOOSE_PATHS", "MAX_PROPOSAL_HOPS", "OFFER_MODES", "Offer", "Proposal", "SampledBatch", "format_proposal",
+           "generator_messages", "gold_proposal", "grounding", "make_offer", "parse_proposal", "resolve_choice",
+           "validate_proposal", "validate_sampled", "walk_text"]
+
 SYSTEM_PROMPT = "Write a question whose answer is one entity, as Q:, A: and E: lines."
 CHOOSE_SYSTEM_PROMPT = "Choose the path to ask about: reply P: and its number."
 _LINE = re.compile(r"^\s*([QAEP])\s*:\s*(.*)$", re.IGNORECASE)
-
-
-@dataclass(frozen=True)
-class Offer:
-    """What the generator is shown. ``path`` is a verified chain (its last entity is a valid answer);
-    in ``generate`` mode it is hidden among ``context`` edges and the generator must find a path; in
-    ``choose`` mode it is one of the numbered ``choices``, verified paths from the same start."""
-
-    mode: str
-    start: str
-    path: tuple[Edge, ...]
-    context: tuple[Edge, ...]
-    offer_id: str = ""
-    choices: tuple[tuple[Edge, ...], ...] = ()
-    # choose mode with filters: the query of each choice (its evidence, hop and filter edges, is in choices)
-    queries: tuple[Query, ...] = ()
-
-    def to_json(self) -> str:
-        return json.dumps({"mode": self.mode, "start": self.start, "path": [list(e) for e in self.path],
-                           "context": [list(e) for e in self.context], "offer_id": self.offer_id,
-                           "choices": [[list(e) for e in c] for c in self.choices],
-                           "queries": [q.to_dict() for q in self.queries]})
-
-    @classmethod
-    def from_json(cls, text: str) -> Offer:
-        d = json.loads(text)
-        return cls(d["mode"], d["start"], tuple(Edge(*e) for e in d["path"]), tuple(Edge(*e) for e in d["context"]), d.get("offer_id", ""),
-                   tuple(tuple(Edge(*e) for e in c) for c in d.get("choices", [])),
-                   tuple(Query.from_dict(q) for q in d.get("queries", [])))
 
 
 @dataclass(frozen=True)
@@ -91,147 +69,6 @@ class Proposal:
     answer: str
     evidence: tuple[Edge, ...]
     refs: tuple[int, ...] = ()  # choose mode: the numbers written on the P: line (valid: one, 1-based)
-
-
-def _chain_query(start: str, edges: tuple[Edge, ...]) -> tuple[Query, list[str]] | None:
-    """The filterless query an ordered edge chain from ``start`` spells, and the entities it visits."""
-    path, hops = [start], []
-    for e in edges:
-        if e.head == path[-1]:
-            hops.append(Hop(e.relation, Direction.OUT))
-            path.append(e.tail)
-        elif e.tail == path[-1]:
-            hops.append(Hop(e.relation, Direction.IN))
-            path.append(e.head)
-        else:
-            return None
-    return Query(start, tuple(hops)), path
-
-
-def _query_nodes(query: Query, evidence: tuple[Edge, ...]) -> list[str] | None:
-    """The entities a filtered query visits, read from its evidence (`Query.evidence`: each hop's
-    edge, then the edges of that hop's filters), or None if the evidence is not that query's."""
-    if query.start is None:
-        return None
-    nodes, i = [query.start], 0
-    for hop in query.hops:
-        if i >= len(evidence):
-            return None
-        e = evidence[i]
-        if hop.direction is Direction.OUT and e.head == nodes[-1] and e.relation == hop.relation:
-            nodes.append(e.tail)
-        elif hop.direction is Direction.IN and e.tail == nodes[-1] and e.relation == hop.relation:
-            nodes.append(e.head)
-        else:
-            return None
-        i += 1 + sum(f.relation not in ATTRIBUTE_FILTERS for f in hop.filters)
-    return nodes if i == len(evidence) else None
-
-
-def _path_templates(world: World, max_hops: int, filters: bool = False) -> list[Template]:
-    """Every family's path templates of at most ``max_hops`` hops, without filters (a proposal that
-    writes its evidence can express a relation path but no filters, so only paths unique without
-    them are offered), or as the families use them (``filters``: choose-mode offers, where osint-gym
-    phrases the chosen query itself)."""
-    templates: list[Template] = []
-    for name in list_families():
-        fam = create_family(name)
-        for difficulty in fam.difficulties_for(world):
-            templates += [t if filters else
-                          Template(t.start_type, tuple(dataclasses.replace(s, target_type=None, platform=None, disambiguate=False)
-                                                       for s in t.steps), t.start_if)
-                          for t in fam.templates(difficulty) if len(t.steps) <= max_hops]
-    if not templates:
-        raise ConfigError(f"no path templates of at most {max_hops} hops in this world")
-    return templates
-
-
-def _verified_path(world: World, template: Template, rng: random.Random,
-                   start: str | None = None) -> tuple[tuple[Edge, ...], list[str], Query] | None:
-    """(evidence edges, entities visited, query) of a path realised from ``template`` that is unique
-    and that the oracle solves, or None."""
-    realized = realize(world, template, rng, start)
-    if realized is None:
-        return None
-    query, path = realized
-    if query.evaluate(world) != [path[-1]]:
-        return None
-    edges = tuple(query.evidence(path))
-    task = Task("offer", question_text(world, query, world.type_of(path[-1]), [world.type_of(n) for n in path[1:]], rng),
-                (path[-1],), edges, "generated", difficulty_for_hops(query.n_hops), query)
-    return (edges, path, query) if verify_task(world, task).ok else None
-
-
-def make_offer(world: World, seed: int, index: int, *, mode: str = "fixed", max_hops: int = 2,
-               n_context: int = 10, max_attempts: int = 400, filters: bool = False) -> Offer:
-    """Offer ``index``: a path unique without filters (so that a proposal can express it), verified
-    by the oracle; in ``generate`` mode with nearby distractor edges; in ``choose`` mode among
-    `CHOOSE_PATHS` verified paths from the same start, shuffled, numbered in the prompt. ``filters``
-    (choose mode only): the paths are the task families' own, narrowed by filters where a hop has
-    several candidates ("the acquaintance of X who lives in L"), as hard as the seed tasks.
-    Pure in (seed, index)."""
-    if mode not in OFFER_MODES:
-        raise ConfigError(f"offer mode must be one of {OFFER_MODES}, got {mode!r}")
-    if not 1 <= max_hops <= MAX_PROPOSAL_HOPS:
-        raise ConfigError(f"max_hops must be in 1..{MAX_PROPOSAL_HOPS}, got {max_hops}")
-    if filters and mode != "choose":
-        raise ConfigError(f"filtered offers need choose mode (a proposal in {mode!r} mode cannot state filters)")
-    rng = random.Random(f"offer:{seed}:{index}")
-    templates = _path_templates(world, max_hops, filters)
-    for _ in range(max_attempts):
-        found = _verified_path(world, rng.choice(templates), rng)
-        if found is None:
-            continue
-        edges, path, query = found
-        start = path[0]
-        if mode == "choose":  # more verified paths from the same start: the choice the generator makes
-            own = [t for t in templates if t.start_type == world.type_of(start)]
-            paths, queries = [edges], [query]
-            for _ in range(8 * CHOOSE_PATHS):
-                if len(paths) == CHOOSE_PATHS:
-                    break
-                more = _verified_path(world, rng.choice(own), rng, start)
-                if more is not None and more[0] not in paths:
-                    paths.append(more[0])
-                    queries.append(more[2])
-            if len(paths) < CHOOSE_PATHS:  # every offer numbers the same count, so any number in range is a task
-                continue
-            order = list(range(CHOOSE_PATHS))
-            rng.shuffle(order)
-            return Offer(mode, start, edges, tuple(dict.fromkeys(e for k in order for e in paths[k])), f"{seed}-{index}",
-                         tuple(paths[k] for k in order), tuple(queries[k] for k in order) if filters else ())
-        context = edges
-        if mode == "generate":
-            context = edges + tuple(distractor_edges(world, path, edges, rng, n_context - len(edges)))
-            context = tuple(rng.sample(context, len(context)))
-        return Offer(mode, start, edges, context, f"{seed}-{index}")
-    raise ConfigError(f"no offer found at index {index} after {max_attempts} attempts")
-
-
-def walk_text(offer: Offer, path: tuple[Edge, ...] | None = None, query: Query | None = None) -> str:
-    """The offered path (or another ``path`` from the offer's start) in walking order, e.g.
-    ``thread_1 <authored< account_55 >alias_of> person_33``: the answer is its last entity. A
-    filtered choice (``query``) shows each hop's filters after the entity they narrow:
-    ``person_3 >knows> person_8 [>lives_in> loc_5]``."""
-    if query is not None:
-        nodes = _query_nodes(query, offer.path if path is None else path)
-        if nodes is None:
-            raise ConfigError(f"offer {offer.offer_id!r}: a choice's query does not walk from its start")
-    else:
-        chain = _chain_query(offer.start, offer.path if path is None else path)
-        if chain is None:
-            raise ConfigError(f"offer {offer.offer_id!r}: its path is not a chain from its start")
-        query, nodes = chain
-    parts = [nodes[0]]
-    for hop, node in zip(query.hops, nodes[1:]):
-        parts.append(f">{hop.relation}>" if hop.direction is Direction.OUT else f"<{hop.relation}<")
-        parts.append(node)
-        shown = [f"{f.relation} {f.value}" if f.relation in ATTRIBUTE_FILTERS else
-                 (f">{f.relation}> {f.value}" if f.direction is Direction.OUT else f"<{f.relation}< {f.value}")
-                 for f in hop.filters if f.relation != "type"]
-        if shown:
-            parts.append("[" + "; ".join(shown) + "]")
-    return " ".join(parts)
 
 
 def generator_messages(world: World, offer: Offer) -> list[dict[str, str]]:
