@@ -26,18 +26,15 @@ def main() -> None:
     args = ap.parse_args()
 
     from osint_gym import proposals
-    from osint_selfplay import data, streams
+    from osint_selfplay import streams
     from osint_selfplay.config import load_config
-    from osint_selfplay.evaluate import episode_kwargs
     from osint_selfplay.solver import SolverSampler
     from osint_selfplay.worlds import WorldPool
 
     cfg = load_config(args.config, args.set)
     g, band = cfg.generator, cfg.answerer.frontier
     pool = WorldPool(cfg.train_worlds, cfg.seed)
-    solver = SolverSampler(args.model, k=g.solver_samples, temperature=g.solver_temperature, context_mode="triples",
-                           n_distractors=0, decoys=0, seed=cfg.seed, max_new_tokens=cfg.eval.max_new_tokens,
-                           episode=episode_kwargs(cfg.answerer, cfg.eval.batch_size), budgets=data.answerer_budgets(cfg))
+    solver = SolverSampler.from_config(cfg, args.model, cfg.seed)  # as the run's learnability reward samples it
     for filters in [x.strip() == "1" for x in args.filters.split(",")]:
         items, hops = [], []
         for i in range(args.offers):

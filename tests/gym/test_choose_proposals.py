@@ -135,6 +135,8 @@ def test_filtered_offers_need_choose_mode_and_a_hand_made_query_that_does_not_wa
     with pytest.raises(ConfigError, match="choose mode"):
         P.make_offer(world, 7, 0, mode="fixed", filters=True)
     offer = filtered[0]
+    with pytest.raises(ConfigError, match="2 queries for 3 choices"):  # each choice has its query, or none has
+        dataclasses.replace(offer, queries=offer.queries[:2])
     other = next(o for o in filtered if o.start != offer.start)
     verdict, task = _verdict(world, dataclasses.replace(offer, queries=other.queries), "P: 1", max_hops=3)
     assert (verdict.reason, task) == (FailureReason.NOT_A_PATH, None)

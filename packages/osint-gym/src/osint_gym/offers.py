@@ -43,6 +43,14 @@ class Offer:
     # choose mode with filters: the query of each choice (its evidence, hop and filter edges, is in choices)
     queries: tuple[Query, ...] = ()
 
+    def __post_init__(self) -> None:
+        if self.queries and len(self.queries) != len(self.choices):
+            raise ConfigError(f"offer {self.offer_id!r}: {len(self.queries)} queries for {len(self.choices)} choices")
+
+    def query(self, k: int) -> Query | None:
+        """The query of choice ``k`` (1-based) of a filtered offer; None for a filter-free one."""
+        return self.queries[k - 1] if self.queries else None
+
     def to_json(self) -> str:
         return json.dumps({"mode": self.mode, "start": self.start, "path": [list(e) for e in self.path],
                            "context": [list(e) for e in self.context], "offer_id": self.offer_id,
@@ -70,6 +78,15 @@ def _chain_query(start: str, edges: tuple[Edge, ...]) -> tuple[Query, list[str]]
         else:
             return None
     return Query(start, tuple(hops)), path
+
+
+def _walk(start: str, edges: tuple[Edge, ...], query: Query | None = None) -> tuple[Query, list[str]] | None:
+    """(query, entities visited) of an offered path from ``start``: a filtered choice's own query,
+    its entities read from its evidence, or the filterless query the edges spell; None if neither fits."""
+    if query is None:
+        return _chain_query(start, edges)
+    nodes = _query_nodes(query, edges) if query.start == start else None
+    return None if nodes is None else (query, nodes)
 
 
 def _query_nodes(query: Query, evidence: tuple[Edge, ...]) -> list[str] | None:
@@ -160,10 +177,10 @@ def make_offer(world: World, seed: int, index: int, *, mode: str = "fixed", max_
                     queries.append(more[2])
             if len(paths) < CHOOSE_PATHS:  # every offer numbers the same count, so any number in range is a task
                 continue
-            order = list(range(CHOOSE_PATHS))
-            rng.shuffle(order)
-            return Offer(mode, start, edges, tuple(dict.fromkeys(e for k in order for e in paths[k])), f"{seed}-{index}",
-                         tuple(paths[k] for k in order), tuple(queries[k] for k in order) if filters else ())
+            pairs = list(zip(paths, queries))
+            rng.shuffle(pairs)  # the same permutation as shuffling the paths alone: offers without filters are unchanged
+            return Offer(mode, start, edges, tuple(dict.fromkeys(e for p, _ in pairs for e in p)), f"{seed}-{index}",
+                         tuple(p for p, _ in pairs), tuple(q for _, q in pairs) if filters else ())
         context = edges
         if mode == "generate":
             context = edges + tuple(distractor_edges(world, path, edges, rng, n_context - len(edges)))
@@ -177,15 +194,10 @@ def walk_text(offer: Offer, path: tuple[Edge, ...] | None = None, query: Query |
     ``thread_1 <authored< account_55 >alias_of> person_33``: the answer is its last entity. A
     filtered choice (``query``) shows each hop's filters after the entity they narrow:
     ``person_3 >knows> person_8 [>lives_in> loc_5]``."""
-    if query is not None:
-        nodes = _query_nodes(query, offer.path if path is None else path)
-        if nodes is None:
-            raise ConfigError(f"offer {offer.offer_id!r}: a choice's query does not walk from its start")
-    else:
-        chain = _chain_query(offer.start, offer.path if path is None else path)
-        if chain is None:
-            raise ConfigError(f"offer {offer.offer_id!r}: its path is not a chain from its start")
-        query, nodes = chain
+    chain = _walk(offer.start, offer.path if path is None else path, query)
+    if chain is None:
+        raise ConfigError(f"offer {offer.offer_id!r}: its path is not a walk from its start")
+    query, nodes = chain
     parts = [nodes[0]]
     for hop, node in zip(query.hops, nodes[1:]):
         parts.append(f">{hop.relation}>" if hop.direction is Direction.OUT else f"<{hop.relation}<")

@@ -42,7 +42,7 @@ from osint_gym.offers import (  # offers live in osint_gym.offers; re-exported h
     OFFER_MODES,
     Offer,
     _chain_query,
-    _query_nodes,
+    _walk,
     make_offer,
     walk_text,
 )
@@ -76,8 +76,7 @@ def generator_messages(world: World, offer: Offer) -> list[dict[str, str]]:
     if offer.mode == "fixed":
         user = f"Path: {walk_text(offer)}\nStart: {world.surface(offer.start)} = {offer.start}"
     elif offer.mode == "choose":  # numbered paths: the proposal names one by its number
-        queries: list[Query | None] = list(offer.queries) or [None] * len(offer.choices)
-        lines = "\n".join(f"{k}: {walk_text(offer, c, q)}" for k, (c, q) in enumerate(zip(offer.choices, queries), 1))
+        lines = "\n".join(f"{k}: {walk_text(offer, c, offer.query(k))}" for k, c in enumerate(offer.choices, 1))
         user = f"Start: {world.surface(offer.start)} = {offer.start}\n{lines}"
         return [{"role": "system", "content": CHOOSE_SYSTEM_PROMPT}, {"role": "user", "content": user}]
     else:  # the generator picks the start and the path itself
@@ -232,12 +231,7 @@ def resolve_choice(world: World, proposal: Proposal, offer: Offer | None) -> tup
     if not 1 <= k <= len(offer.choices):
         return Verdict(FailureReason.OUT_OF_RANGE, f"path {k} was not offered (paths 1..{len(offer.choices)})")
     edges = offer.choices[k - 1]
-    if offer.queries:  # a filtered choice: its query, and the entities its evidence visits
-        query = offer.queries[k - 1] if len(offer.queries) == len(offer.choices) else None
-        nodes = _query_nodes(query, edges) if query is not None and query.start == offer.start else None
-        chain = (query, nodes) if query is not None and nodes is not None else None
-    else:
-        chain = _chain_query(offer.start, edges)
+    chain = _walk(offer.start, edges, offer.query(k))
     if chain is None:  # an offer built by make_offer never gets here; a hand-made one might
         return Verdict(FailureReason.NOT_A_PATH, f"offered path {k} does not walk from {offer.start}")
     query, path = chain

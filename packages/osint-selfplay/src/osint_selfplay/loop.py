@@ -213,18 +213,10 @@ class SelfPlayRun:
         return self._phase(r, "sample", fn)
 
     def _solver(self, answerer: str, seed: int) -> Any:
-        """The frozen answerer's sampler (k = generator.solver_samples at generator.solver_temperature):
-        single-turn answers on the task's context, or multi-turn episodes under the answerer's budgets."""
-        from osint_selfplay.evaluate import episode_kwargs
+        """The frozen answerer's sampler (`SolverSampler.from_config`)."""
         from osint_selfplay.solver import SolverSampler
 
-        cfg, a = self.cfg, self.cfg.answerer
-        multi = a.mode == "multi_turn"
-        return SolverSampler(answerer, k=cfg.generator.solver_samples, temperature=cfg.generator.solver_temperature,
-                             context_mode=a.context_mode, n_distractors=a.n_distractors, decoys=a.decoys, seed=seed,
-                             max_new_tokens=cfg.eval.max_new_tokens if multi else cfg.grpo_answerer.max_completion_length,
-                             episode=episode_kwargs(a, cfg.eval.batch_size) if multi else None,
-                             budgets=data.answerer_budgets(cfg) if multi else None)
+        return SolverSampler.from_config(self.cfg, answerer, seed)
 
     def _answerer_phase(self, r: int, current: dict[str, str], name: str, *, uniform: bool = False) -> dict[str, Any]:
         """The answerer's GRPO phase ``name`` of round ``r`` from ``current["answerer"]``. ``uniform``: the
