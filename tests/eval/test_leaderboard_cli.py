@@ -46,6 +46,7 @@ def test_leaderboard_command_sorts(tmp_path, capsys):
         (["run", "--policy", "./missing-model", "--tasks", "v0:dev", "--out", "x", "--limit", "2"], "does not exist"),
         (["run", "--policy", "openai:http://127.0.0.1:9#m", "--tasks", "v0:dev", "--out", "x", "--limit", "2"], "unreachable"),
         (["run", "--policy", "oracle", "--out", "x", "--limit", "0"], "--limit must be >= 1"),
+        (["run", "--policy", "oracle", "--out", "x", "--workers", "0"], "--workers must be >= 1"),
         (["leaderboard", "--file", "/no/such/lb.jsonl"], "no leaderboard"),
         (["leaderboard", "--sort-by", "vibes", "--file", __file__.replace(".py", ".missing")], "no leaderboard"),
     ],

@@ -68,6 +68,27 @@ def test_length_sorted_batches_and_episodes_in_flight_change_no_greedy_output(ti
     assert [(r.task_id, r.transcript, r.end) for r in runs[0]] == [(r.task_id, r.transcript, r.end) for r in runs[1]]
 
 
+def test_workers_run_a_model_in_processes_with_the_same_episodes(tiny_dir, dev):
+    """evaluate(workers=2): the model policy plays every other task in each of two spawned processes
+    (pickled as its reference, not its weights); the episodes come back in the tasks' order, equal to
+    one process's; scripted policies stay in this process."""
+    import pickle
+
+    from osint_eval.errors import EvalError
+    from osint_eval.evaluate import evaluate
+    from osint_eval.policies import make_policy
+
+    policy = HFPolicy(tiny_dir, batch_size=2, max_new_tokens=12)
+    assert len(pickle.dumps(policy)) < 2_000 and pickle.loads(pickle.dumps(policy)).model_ref == tiny_dir
+    kwargs = {"mode": "multi_turn", "max_steps": 3, "progress": False}
+    reports = [evaluate({"m": policy, "naive": make_policy("naive-search")}, dev, workers=w, **kwargs) for w in (1, 2)]
+    one, two = ([(e.task_id, e.transcript, e.end, e.reward) for e in r.episodes["m"]] for r in reports)
+    assert one == two and [t for t, *_ in two] == [t.task_id for t in dev.tasks]
+    assert reports[0].episodes["naive"] == reports[1].episodes["naive"]
+    with pytest.raises(EvalError, match="workers must be >= 1"):
+        evaluate({"m": policy}, dev, workers=0, **kwargs)
+
+
 class _Scripted:
     """Replies ``action``; says its turn was cut (no end-of-turn token) on the turns listed in ``cut_on``."""
 

@@ -77,6 +77,19 @@ def test_renamed_demonstrations_change_only_the_made_up_words_and_consistently(t
     assert counts_renamed["renamed"] == episodes_changed > 0  # counted: the episodes whose words were renamed
 
 
+def test_demonstrations_do_not_depend_on_the_number_of_worker_processes(tmp_path):
+    """warm_start.workers: two spawned processes share the items; the rows (renamed words included)
+    and the counts are those of one process, in the same order."""
+    over = {**_OVERRIDES, "warm_start.rename_words": "true", "warm_start.answerer_examples": 9}
+    cfg1 = load_config(None, micro_overrides(tmp_path, **over))
+    cfg2 = load_config(None, micro_overrides(tmp_path, **{**over, "warm_start.workers": 2}))
+    pool = WorldPool(cfg1.train_worlds, cfg1.seed)
+    one, counts1 = data.sft_multi_turn_rows(pool, cfg1)
+    two, counts2 = data.sft_multi_turn_rows(pool, cfg2)
+    assert counts1 == counts2 and counts1["episodes"] == 9 and counts1["renamed"] > 0
+    assert len(one) >= 8 and one == two
+
+
 def test_rename_made_up_words_is_seeded_and_avoids_words_already_present():
     import random
     import re

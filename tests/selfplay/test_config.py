@@ -65,6 +65,8 @@ def test_set_overrides_parse_toml_values_and_bare_strings():
         (["warm_start.decay_fraction=1.5"], r"warm_start.decay_fraction must be in \[0, 1\]; got 1.5"),
         (["warm_start.max_length=8"], "warm_start.max_length must be a number >= 16"),
         (["eval.max_new_tokens=0"], "eval.max_new_tokens must be a number >= 1"),
+        (["eval.workers=0"], "eval.workers must be a number >= 1"),
+        (["warm_start.workers=1.5"], "warm_start.workers must be an integer; got float 1.5"),
         (["eval.difficulties=['easy', 'impossible']"], "eval.difficulties"),
         (["generator.offer_filters=true"], "generator.offer_filters needs canonical_graph_mode = 'choose'"),
     ],

@@ -30,21 +30,33 @@ def task_info(taskset: TaskSet) -> TaskInfo:
 
 def evaluate(policies: dict[str, Policy], taskset: TaskSet, *, mode: str = "single_turn", seed: int = 0,
              comparisons: list[tuple[str, str]] | None = None, config: dict[str, Any] | None = None,
-             title: str | None = None, progress: bool = True, dry_run: bool = False, **run_kwargs: Any) -> Report:
+             title: str | None = None, progress: bool = True, dry_run: bool = False, workers: int = 1,
+             **run_kwargs: Any) -> Report:
     """Run every policy on the same tasks; summaries per model, paired comparisons ``(base, candidate)``
-    and the strongest scripted non-oracle baseline; returns the `Report` (write it with `write_report`)."""
+    and the strongest scripted non-oracle baseline; returns the `Report` (write it with `write_report`).
+    ``workers`` > 1: each local model policy runs in that many processes (`run_sharded`)."""
     results: dict[str, list[EpisodeResult]] = {}
     if mode == "single_turn":
         run_kwargs.setdefault("seed", seed)  # the contexts' distractors
-    for name, policy in policies.items():
-        bar = None
-        if progress:
-            from tqdm import tqdm
+    if workers < 1:
+        raise EvalError(f"workers must be >= 1, got {workers}")
+    pool = _worker_pool(workers) if workers > 1 and any(p.shardable for p in policies.values()) else None
+    try:
+        for name, policy in policies.items():
+            bar = None
+            if progress:
+                from tqdm import tqdm
 
-            bar = tqdm(total=len(taskset.tasks), desc=f"{name[:30]} ({mode})", unit="task", leave=False)
-        results[name] = run(policy, taskset.world, taskset.tasks, mode=mode, progress=bar, **run_kwargs)
-        if bar is not None:
-            bar.close()
+                bar = tqdm(total=len(taskset.tasks), desc=f"{name[:30]} ({mode})", unit="task", leave=False)
+            if pool is not None and policy.shardable:
+                results[name] = run_sharded(pool, workers, policy, taskset, mode=mode, progress=bar, **run_kwargs)
+            else:
+                results[name] = run(policy, taskset.world, taskset.tasks, mode=mode, progress=bar, **run_kwargs)
+            if bar is not None:
+                bar.close()
+    finally:
+        if pool is not None:
+            pool.shutdown()
     labels = {name: str(p.name) for name, p in policies.items()}
     models = {name: summarize(results[name], seed=seed, name=name, label=labels[name], policy=p.describe())
               for name, p in policies.items()}
@@ -60,8 +72,52 @@ def evaluate(policies: dict[str, Policy], taskset: TaskSet, *, mode: str = "sing
     )
 
 
+def _worker_pool(workers: int) -> Any:
+    """``workers`` spawned processes that share this process's torch threads (a model policy's
+    generation on a CPU uses two 1-thread processes better than one 2-thread one: 400 v0:test
+    episodes of a tiny model took 30.5 s against 40.2 s on 2 cores, benchmarks/RESULTS.md)."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    import torch
+
+    threads = max(1, torch.get_num_threads() // workers)
+    # "spawn": a forked child would inherit this process's torch thread pool and loaded models
+    return ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"), initializer=_init_worker,
+                               initargs=(threads,))
+
+
+def _init_worker(threads: int) -> None:
+    import torch
+
+    torch.set_num_threads(threads)
+
+
+def _run_shard(policy: Policy, world: Any, tasks: list[Any], mode: str, run_kwargs: dict[str, Any]) -> list[EpisodeResult]:
+    try:
+        return run(policy, world, tasks, mode=mode, **run_kwargs)
+    finally:
+        policy.close()
+
+
+def run_sharded(pool: Any, workers: int, policy: Policy, taskset: TaskSet, *, mode: str, progress: Any = None,
+                **run_kwargs: Any) -> list[EpisodeResult]:
+    """``run`` of a shardable policy in the ``workers`` processes of ``pool``: worker k plays tasks k,
+    k + workers, ... (a similar mix of difficulties each) and the episodes come back in the tasks' order.
+    Greedy episodes are those of one process up to float rounding (other batches, other thread counts)."""
+    tasks = taskset.tasks
+    futures = [pool.submit(_run_shard, policy, taskset.world, tasks[k::workers], mode, run_kwargs) for k in range(workers)]
+    out: list[Any] = [None] * len(tasks)
+    for k, future in enumerate(futures):
+        shard = future.result()
+        out[k::workers] = shard
+        if progress is not None:
+            progress.update(len(shard))
+    return out
+
+
 def extend(report: Report, policies: dict[str, Policy], taskset: TaskSet, *, comparisons: list[tuple[str, str]],
-           progress: bool = True, **run_kwargs: Any) -> Report:
+           progress: bool = True, workers: int = 1, **run_kwargs: Any) -> Report:
     """``report`` with more policies run on its tasks (the same tasks, checked by fingerprint) and the
     paired comparisons ``(base, candidate)`` listed, in that order; its models are not run again, so a
     control trained after an evaluation joins it for the cost of its own episodes."""
@@ -71,7 +127,7 @@ def extend(report: Report, policies: dict[str, Policy], taskset: TaskSet, *, com
     clash = sorted(set(policies) & set(report.models))
     if clash:
         raise EvalError(f"the report already holds {', '.join(clash)}")
-    new = evaluate(policies, taskset, mode=report.mode, seed=report.seed, progress=progress, **run_kwargs)
+    new = evaluate(policies, taskset, mode=report.mode, seed=report.seed, progress=progress, workers=workers, **run_kwargs)
     models, episodes = {**report.models, **new.models}, {**report.episodes, **new.episodes}
     ordered = {}
     for b, k in comparisons:

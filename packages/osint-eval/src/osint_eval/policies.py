@@ -56,6 +56,9 @@ class PolicyInput:
 class Policy(ABC):
     name: str = "policy"
     is_model: bool = False
+    # True where a pickled copy rebuilds the policy from its reference (HFPolicy: the model is loaded
+    # again, not pickled), so `osint_eval.evaluate` may run it in worker processes
+    shardable: bool = False
     # per completion of the last act(): True where a model's turn hit its token limit without ending
     # (the multi-turn runner then ends that episode unanswered); scripted policies never set it
     last_unfinished: Sequence[bool] = ()
@@ -168,6 +171,7 @@ class HFPolicy(Policy):
     and the env's tool schemas are passed to the template (see `osint_gym.chat`)."""
 
     is_model = True
+    shardable = True
 
     def __init__(self, model: str, *, batch_size: int = 32, max_new_tokens: int = 64, temperature: float = 0.0,
                  top_p: float = 1.0, seed: int = 0, dtype: str = "auto", device: str | None = None) -> None:
@@ -175,6 +179,8 @@ class HFPolicy(Policy):
 
         self.name = model
         self.model_ref = model
+        self._kwargs = {"batch_size": batch_size, "max_new_tokens": max_new_tokens, "temperature": temperature,
+                        "top_p": top_p, "seed": seed, "dtype": dtype, "device": device}
         self.model, self.tokenizer = load_model_and_tokenizer(model, dtype=dtype, device=device)
         if self.tokenizer.chat_template is None:
             raise EvalError(f"model {model!r} has no chat template; use an instruct/chat model")
@@ -183,6 +189,10 @@ class HFPolicy(Policy):
         self.temperature, self.top_p, self.seed = temperature, top_p, seed
         self.tokens_generated = 0
         self.last_unfinished: list[bool] = []
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickled as its model reference and settings: a worker process loads the weights itself."""
+        return (_hf_policy, (self.model_ref, self._kwargs))
 
     def describe(self) -> dict[str, Any]:
         return {"name": self.name, "type": "HFPolicy", "max_new_tokens": self.max_new_tokens,
@@ -236,6 +246,10 @@ class HFPolicy(Policy):
 
     def close(self) -> None:
         del self.model
+
+
+def _hf_policy(model: str, kwargs: dict[str, Any]) -> HFPolicy:
+    return HFPolicy(model, **kwargs)
 
 
 class OpenAIPolicy(Policy):

@@ -37,14 +37,16 @@ def answerer_budgets(cfg: RunConfig) -> Budgets:
     return Budgets(a.max_turns, a.max_parallel_calls, a.max_observation_chars, a.observation_format)
 
 
-def seed_tasks(pool: WorldPool, cfg: RunConfig, n: int, offset: int, stream: str = streams.TRAIN) -> list[tuple[World, Task]]:
+def seed_tasks(pool: WorldPool, cfg: RunConfig, n: int, offset: int, stream: str = streams.TRAIN,
+               part: int = 0, parts: int = 1) -> list[tuple[World, Task]]:
     """Verified osint-gym tasks spread over the training worlds, cycling the configured difficulties
-    (one sampler per world: its task families are built once)."""
+    (one sampler per world: its task families are built once); only the items ``i`` of ``range(n)``
+    with ``i % parts == part`` (a worker's share: each item is a pure function of its index)."""
     diffs = cfg.answerer.seed_difficulties
     budgets = answerer_budgets(cfg)
     samplers: dict[int | None, TaskSampler] = {}
     out = []
-    for i in range(n):
+    for i in range(part, n, parts):
         world = pool.pick(offset + i)
         if world.seed not in samplers:
             samplers[world.seed] = TaskSampler(world, streams.stream_seed(cfg.seed, stream), budgets=budgets)
@@ -175,7 +177,26 @@ def sft_multi_turn_rows(pool: WorldPool, cfg: RunConfig) -> tuple[list[dict[str,
     is on the assistant turns only): how to look names up, call tools, cite evidence and answer.
     Each one is a real episode through the env (`osint_gym.agents.run_episode`) by the demonstrator
     (``OracleAgent(names_first=True)``), kept only if it was correct and used no id before the agent
-    could have seen it (`osint_gym.agents.unseen_ids`)."""
+    could have seen it (`osint_gym.agents.unseen_ids`). ``warm_start.workers`` processes share the
+    items; every demonstration is a pure function of its index, so the rows do not depend on them."""
+    parts = min(cfg.warm_start.workers, cfg.warm_start.answerer_examples)
+    if parts == 1:
+        results = [_demonstrations(pool, cfg, 0, 1)]
+    else:
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
+        # the env and the oracle are pure Python: processes, not threads, keep every core busy; "spawn"
+        # keeps this process's torch threads (and any fork-unsafe state) out of the workers
+        with ProcessPoolExecutor(parts, mp_context=multiprocessing.get_context("spawn")) as ex:
+            results = list(ex.map(_demonstrations, [pool] * parts, [cfg] * parts, range(parts), [parts] * parts))
+    by_index = sorted((i, row) for rows, _ in results for i, row in rows)
+    counts = {k: sum(c[k] for _, c in results) for k in results[0][1]}
+    return [row for _, row in by_index], counts
+
+
+def _demonstrations(pool: WorldPool, cfg: RunConfig, part: int, parts: int) -> tuple[list[tuple[int, dict[str, Any]]], dict[str, int]]:
+    """The demonstrations of items ``part, part + parts, ...`` as (index, row) pairs, and their counts."""
     from osint_gym import chat
     from osint_gym.agents import OracleAgent, run_episode, unseen_ids
     from osint_gym.world.names import rename_made_up_words
@@ -184,8 +205,9 @@ def sft_multi_turn_rows(pool: WorldPool, cfg: RunConfig) -> tuple[list[dict[str,
     a = cfg.answerer
     rows = []
     counts = {"episodes": 0, "incorrect": 0, "unseen_ids": 0, **({"renamed": 0} if cfg.warm_start.rename_words else {})}
-    rename_rng = random.Random(f"rename-words:{cfg.seed}")
-    for world, task in seed_tasks(pool, cfg, cfg.warm_start.answerer_examples, 0, streams.WARM_START):
+    n = cfg.warm_start.answerer_examples
+    items = seed_tasks(pool, cfg, n, 0, streams.WARM_START, part=part, parts=parts)
+    for index, (world, task) in zip(range(part, n, parts), items):
         env = episode_env(pool, task, cast(int, world.seed), a.max_turns, a.max_parallel_calls, a.max_observation_chars,
                           observation_format=a.observation_format, bare=a.bare_prompt)
         record = run_episode(env, OracleAgent(action_format=a.action_format, names_first=True), seed=0,
@@ -203,8 +225,8 @@ def sft_multi_turn_rows(pool: WorldPool, cfg: RunConfig) -> tuple[list[dict[str,
                                          system=not a.bare_prompt)
         if cfg.warm_start.rename_words:
             contents = [m["content"] for m in messages]
-            texts = rename_made_up_words(contents, rename_rng)
+            texts = rename_made_up_words(contents, random.Random(f"rename-words:{cfg.seed}:{index}"))
             counts["renamed"] += texts != contents  # episodes that named an organisation or event
             messages = [{**m, "content": t} for m, t in zip(messages, texts)]
-        rows.append({"messages": messages})
+        rows.append((index, {"messages": messages}))
     return rows, counts

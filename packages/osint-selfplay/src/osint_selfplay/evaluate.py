@@ -148,7 +148,8 @@ def evaluate_run(run: SelfPlayRun, bases: dict[str, str], warm: dict[str, str], 
     pairs = _pairs(list(policies), ["random_guess", *SHORTCUTS_BY_MODE[a.mode]])
     title = "osint-selfplay closing evaluation" + (" (dry run)" if cfg.dry_run else "")
     report = evaluate(policies, taskset, mode=a.mode, seed=cfg.seed, comparisons=pairs, config=cfg.to_dict(),
-                      title=title, progress=True, dry_run=cfg.dry_run, **episode_kwargs(a, cfg.eval.batch_size))
+                      title=title, progress=True, dry_run=cfg.dry_run, workers=cfg.eval.workers,
+                      **episode_kwargs(a, cfg.eval.batch_size))
     single_turn = _single_turn_reference(cfg, taskset)
     for p in policies.values():
         p.close()
@@ -169,7 +170,8 @@ def evaluate_controls(run: SelfPlayRun, controls: dict[str, str]) -> dict[str, A
     policies = _policies(cfg, {name: path for name, path in controls.items() if name not in report.models}, scripted=False)
     pairs = _pairs([*report.models, *policies], ["random_guess", *SHORTCUTS_BY_MODE[cfg.answerer.mode]])
     try:
-        report = extend(report, policies, _taskset(cfg), comparisons=pairs, **episode_kwargs(cfg.answerer, ev.batch_size))
+        report = extend(report, policies, _taskset(cfg), comparisons=pairs, workers=ev.workers,
+                        **episode_kwargs(cfg.answerer, ev.batch_size))
     finally:
         for p in policies.values():
             p.close()

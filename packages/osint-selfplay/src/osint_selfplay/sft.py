@@ -71,18 +71,23 @@ def tokenize(tokenizer: Any, conversations: list[list[dict[str, Any]]], batch: i
 def pack(tokenized: list[tuple[list[int], list[int]]], max_length: int) -> Packed:
     """First-fit-decreasing packing into rows of at most ``max_length`` tokens; a conversation longer
     than a row is dropped and counted (cutting it would train on a turn without its observation)."""
+    import numpy as np
+
     packed = Packed()
     order = sorted(range(len(tokenized)), key=lambda i: -len(tokenized[i][0]))
-    free: list[int] = []  # free space per row
+    free = np.zeros(len(tokenized), dtype=np.int64)  # free space per row (at most one row per conversation)
+    rows = 0
     for i in order:
         ids, mask = tokenized[i]
         if len(ids) > max_length:
             packed.dropped_too_long += 1
             continue
-        row = next((r for r, space in enumerate(free) if space >= len(ids)), None)
-        if row is None:
-            row = len(free)
-            free.append(max_length)
+        # the first row with room: one vectorised scan (a Python scan took 9.9 s for 24,000 demonstrations)
+        fits = free[:rows] >= len(ids)
+        row = int(fits.argmax()) if rows and fits.any() else rows
+        if row == rows:
+            rows += 1
+            free[row] = max_length
             packed.input_ids.append([])
             packed.position_ids.append([])
             packed.labels.append([])
