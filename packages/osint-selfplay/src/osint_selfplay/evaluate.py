@@ -80,6 +80,20 @@ TRAINED = ("warm_start", "final", "control", "uniform_control")
 RUN_MODELS = ("untrained", *TRAINED)  # the run's own models; every other evaluated policy is scripted
 
 
+def model_order(names: list[str]) -> list[str]:
+    """The summary's order of evaluated policies: the run's own models, the scripted baselines (random
+    guess first), the oracle last. summary.json is written with sorted keys, so its readers reorder."""
+    scripted = [n for n in names if n not in RUN_MODELS and n not in ("random_guess", "oracle")]
+    return [n for n in (*RUN_MODELS, "random_guess", *scripted, "oracle") if n in names]
+
+
+def comparison_order(names: list[str], comparisons: list[str]) -> list[str]:
+    """``comparisons`` ("candidate vs base") in the order the evaluation ran them (`_pairs`), then any other."""
+    ordered = model_order(names)
+    canonical = [f"{c} vs {b}" for b, c in _pairs(ordered, [n for n in ordered if n not in RUN_MODELS and n != "oracle"])]
+    return [c for c in canonical if c in comparisons] + [c for c in comparisons if c not in canonical]
+
+
 def _pairs(names: list[str], baselines: list[str]) -> list[tuple[str, str]]:
     """(base, candidate) pairs: the run's own steps, the control, then every scripted baseline against each trained model."""
     own = [("warm_start", "final"), ("control", "final"), ("uniform_control", "final"), ("warm_start", "control"),

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from osint_eval.schema import Estimate, PairedBlock
-from osint_selfplay.evaluate import RUN_MODELS
+from osint_selfplay.evaluate import RUN_MODELS, comparison_order, model_order
 
 
 def _est(d: dict[str, Any] | None, where: str, pct: bool = True) -> str:
@@ -45,8 +45,20 @@ def _round_lines(rnd: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _in_order(ev: dict[str, Any]) -> dict[str, Any]:
+    """``ev`` with its per-model and per-comparison tables in the summary's order (`model_order`)."""
+    names = model_order(list(ev["headline"]))
+    models = {k: {n: ev[k][n] for n in names if n in ev[k]} for k in ("headline", "by_difficulty") if ev.get(k)}
+    out = {**ev, **models, "comparisons": {c: ev["comparisons"][c] for c in comparison_order(names, list(ev["comparisons"]))}}
+    em = ev.get("easy_medium") or {}
+    if em.get("n_tasks"):
+        out["easy_medium"] = {**em, "success": {n: em["success"][n] for n in names if n in em["success"]},
+                              "comparisons": {c: em["comparisons"][c] for c in comparison_order(names, list(em["comparisons"]))}}
+    return out
+
+
 def _evaluation_lines(ev: dict[str, Any]) -> list[str]:
-    lines = []
+    ev, lines = _in_order(ev), []
     if ev.get("dry_run"):
         lines.append(f"DRY RUN: no gradient updates; the evaluation below is a smoke test on {ev['n_tasks']} tasks, not a result")
     lines.append(f"held-out evaluation on {ev['n_tasks']} {ev['tasks']} tasks ({ev['mode']}, greedy; report: {ev.get('report')}):")
