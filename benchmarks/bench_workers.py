@@ -3,7 +3,8 @@
 Run: ``python benchmarks/bench_workers.py --model PATH [--demos 6000] [--tasks 500] [--workers 2]``.
 1. Oracle demonstrations (`osint_selfplay.data.sft_multi_turn_rows`, the main job's config) with
    ``warm_start.workers = 1`` and ``= --workers``: seconds, the ratio, and whether the rows are the same.
-2. A model's greedy multi-turn evaluation (`osint_eval.evaluate`, the main job's episode settings)
+2. A model's greedy multi-turn evaluation (`osint_eval.evaluate`, the main job's episode settings:
+   `osint_selfplay.evaluate.episode_kwargs`)
    on the first ``--tasks`` v0:test tasks with ``workers = 1`` and ``= --workers``: seconds, the ratio
    and whether every episode's submission and reward are the same. Use a trained model (for example
    ``runs/tiny-cpu/warm_start/shared/final_model``): an untrained one ends every episode in one turn.
@@ -16,10 +17,27 @@ import argparse
 import json
 import os
 import time
+from collections.abc import Callable
+from typing import Any
 
 os.environ.setdefault("TQDM_DISABLE", "1")
 
 MAIN_JOB = "configs/selfplay/tiny-cpu.toml"
+
+
+def one_vs_many(label: str, same_what: str, n: int, workers: int, run: Callable[[int], Any]) -> dict:
+    """``run(w)`` timed with 1 and with ``workers`` processes: the seconds, the ratio, and whether both
+    returned the same thing."""
+    out = {}
+    for w in (1, workers):
+        t0 = time.perf_counter()
+        result = run(w)
+        out[w] = (time.perf_counter() - t0, result)
+    ratio, same = out[1][0] / out[workers][0], out[1][1] == out[workers][1]
+    print(f"{label}: 1 process {out[1][0]:.1f} s | {workers} processes {out[workers][0]:.1f} s | "
+          f"speed-up {ratio:.2f}x; the same {same_what}: {same}", flush=True)
+    return {"n": n, "seconds_1": round(out[1][0], 2), f"seconds_{workers}": round(out[workers][0], 2),
+            "speedup": round(ratio, 2), f"same_{same_what}": same}
 
 
 def demonstrations(n: int, workers: int) -> dict:
@@ -27,18 +45,12 @@ def demonstrations(n: int, workers: int) -> dict:
     from osint_selfplay.config import load_config
     from osint_selfplay.worlds import WorldPool
 
-    out = {}
-    for w in (1, workers):
+    def run(w: int) -> str:
         cfg = load_config(MAIN_JOB, [f"warm_start.answerer_examples={n}", f"warm_start.workers={w}"])
-        t0 = time.perf_counter()
         rows, _ = data.sft_multi_turn_rows(WorldPool(cfg.train_worlds, cfg.seed), cfg)
-        out[w] = (time.perf_counter() - t0, json.dumps(rows, sort_keys=True))
-    ratio = out[1][0] / out[workers][0]
-    same = out[1][1] == out[workers][1]
-    print(f"demonstrations (n={n}): 1 process {out[1][0]:.1f} s | {workers} processes {out[workers][0]:.1f} s | "
-          f"speed-up {ratio:.2f}x; the same rows: {same}", flush=True)
-    return {"n": n, "seconds_1": round(out[1][0], 2), f"seconds_{workers}": round(out[workers][0], 2),
-            "speedup": round(ratio, 2), "same_rows": same}
+        return json.dumps(rows, sort_keys=True)
+
+    return one_vs_many(f"demonstrations (n={n})", "rows", n, workers, run)
 
 
 def evaluation(model: str, n: int, workers: int) -> dict:
@@ -46,22 +58,19 @@ def evaluation(model: str, n: int, workers: int) -> dict:
     from osint_eval.modeling import resolve_model
     from osint_eval.policies import HFPolicy
     from osint_eval.tasks import load_tasks
+    from osint_selfplay.config import load_config
+    from osint_selfplay.evaluate import episode_kwargs
 
-    taskset = load_tasks("v0:test", limit=n)
-    kw = {"max_steps": 8, "max_parallel_calls": 4, "max_observation_chars": 4000, "observation_format": "compact",
-          "action_format": "short", "bare_prompt": True, "batch_size": 32}
-    out = {}
-    for w in (1, workers):
-        policy = HFPolicy(resolve_model(model), batch_size=32, max_new_tokens=40)
-        t0 = time.perf_counter()
-        report = evaluate({"m": policy}, taskset, mode="multi_turn", progress=False, workers=w, **kw)
-        out[w] = (time.perf_counter() - t0, [(e.task_id, e.submitted, e.reward) for e in report.episodes["m"]])
-    ratio = out[1][0] / out[workers][0]
-    same = out[1][1] == out[workers][1]
-    print(f"evaluation (n={n} v0:test tasks): 1 process {out[1][0]:.1f} s | {workers} processes {out[workers][0]:.1f} s | "
-          f"speed-up {ratio:.2f}x; the same episodes: {same}", flush=True)
-    return {"n": n, "seconds_1": round(out[1][0], 2), f"seconds_{workers}": round(out[workers][0], 2),
-            "speedup": round(ratio, 2), "same_episodes": same}
+    cfg = load_config(MAIN_JOB, [])
+    taskset, path = load_tasks(cfg.eval.tasks, limit=n), resolve_model(model)
+
+    def run(w: int) -> list[tuple[str, Any, float]]:
+        policy = HFPolicy(path, batch_size=cfg.eval.batch_size, max_new_tokens=cfg.eval.max_new_tokens)
+        report = evaluate({"m": policy}, taskset, mode=cfg.answerer.mode, progress=False, workers=w,
+                          **episode_kwargs(cfg.answerer, cfg.eval.batch_size))
+        return [(e.task_id, e.submitted, e.reward) for e in report.episodes["m"]]
+
+    return one_vs_many(f"evaluation (n={n} {cfg.eval.tasks} tasks)", "episodes", n, workers, run)
 
 
 def main() -> None:

@@ -48,12 +48,18 @@ def _round_lines(rnd: dict[str, Any]) -> list[str]:
 def _in_order(ev: dict[str, Any]) -> dict[str, Any]:
     """``ev`` with its per-model and per-comparison tables in the summary's order (`model_order`)."""
     names = model_order(list(ev["headline"]))
-    models = {k: {n: ev[k][n] for n in names if n in ev[k]} for k in ("headline", "by_difficulty") if ev.get(k)}
-    out = {**ev, **models, "comparisons": {c: ev["comparisons"][c] for c in comparison_order(names, list(ev["comparisons"]))}}
+
+    def pick(table: dict[str, Any], keys: list[str]) -> dict[str, Any]:
+        return {k: table[k] for k in keys if k in table}
+
+    def pairs(table: dict[str, Any]) -> dict[str, Any]:
+        return pick(table, comparison_order(names, list(table)))
+
+    out = {**ev, **{k: pick(ev[k], names) for k in ("headline", "by_difficulty") if ev.get(k)},
+           "comparisons": pairs(ev["comparisons"])}
     em = ev.get("easy_medium") or {}
     if em.get("n_tasks"):
-        out["easy_medium"] = {**em, "success": {n: em["success"][n] for n in names if n in em["success"]},
-                              "comparisons": {c: em["comparisons"][c] for c in comparison_order(names, list(em["comparisons"]))}}
+        out["easy_medium"] = {**em, "success": pick(em["success"], names), "comparisons": pairs(em["comparisons"])}
     return out
 
 
