@@ -4,8 +4,9 @@ from pathlib import Path
 
 import pytest
 
-from osint_selfplay.config import GRPOPhaseConfig, RunConfig, load_config
+from osint_selfplay.config import RunConfig, load_config
 from osint_selfplay.errors import ConfigError
+from osint_selfplay.grpo_config import GRPOPhaseConfig
 
 CONFIGS = Path(__file__).resolve().parents[2] / "configs" / "selfplay"
 

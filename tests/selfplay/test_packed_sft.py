@@ -184,3 +184,20 @@ def test_the_warm_start_saves_its_state_where_the_decay_begins_and_a_control_res
     last = again["log"][-1]
     assert again["steps"] == total - k and last["learning_rate"] == pytest.approx(5e-3 * (1 - (last["step"] - 1) / (total - k)))
     assert not torch.equal(resumed.state_dict()["lm_head.weight"], state["model"]["lm_head.weight"])
+
+
+def test_a_relabelled_conversation_trains_the_teachers_turns_only(tokenizer):
+    """``masked_turns``: the student's own first turns are context; the loss falls on the teacher's after them."""
+    (ids, mask), _ = sft.tokenize(tokenizer, CONVERSATIONS, masked_turns=[1, 0])
+    trained = tokenizer.decode([t for t, m in zip(ids, mask) if m])
+    assert trained == "answer account_46<|im_end|>"
+    (_, full), (_, second) = sft.tokenize(tokenizer, CONVERSATIONS)
+    assert sum(mask) < sum(full) and sft.tokenize(tokenizer, CONVERSATIONS, masked_turns=[1, 0])[1][1] == second
+
+
+def test_mask_first_turns_counts_runs_of_the_assistant_mask():
+    mask = [0, 1, 1, 0, 0, 1, 0, 1, 1, 1]
+    assert sft.mask_first_turns(mask, 0) == mask
+    assert sft.mask_first_turns(mask, 1) == [0, 0, 0, 0, 0, 1, 0, 1, 1, 1]
+    assert sft.mask_first_turns(mask, 2) == [0, 0, 0, 0, 0, 0, 0, 1, 1, 1]
+    assert sft.mask_first_turns(mask, 5) == [0] * 10

@@ -22,10 +22,10 @@ from typing import Any, Protocol
 
 import gymnasium as gym
 
-from osint_gym.actions import short_action
+from osint_gym.actions import parse_action, short_action
 from osint_gym.compact import CompactError, parse_compact
 from osint_gym.env import OSINTEnv
-from osint_gym.episode import EpisodeRecord
+from osint_gym.episode import EpisodeRecord, Turn
 from osint_gym.errors import ConfigError
 from osint_gym.schema import ID_PATTERN, Edge
 from osint_gym.tasks.oracle import Call, Plan, oracle_plan
@@ -156,7 +156,12 @@ class OracleAgent:
     question shows (`World.surface`), every entity the question names but whose id the agent has
     not seen, so no later action uses an id the agent could not know (`unseen_ids` checks it).
     Calls whose results it already read (the plan's ``get_profile`` of such an entity) are answered
-    from those results instead of being sent again."""
+    from those results instead of being sent again.
+
+    ``reset(..., history=turns)`` makes it a teacher on another agent's state (expert relabelling,
+    `oracle_continuation`): the turns that agent already took in this env count as read, so a call it
+    made (same tool, same arguments) or a profile it fetched is answered from its observation and
+    never sent again, and a name whose id those observations showed is not looked up."""
 
     def __init__(self, action_format: str = "json", *, names_first: bool = False) -> None:
         if action_format not in ACTION_FORMATS:
@@ -165,18 +170,22 @@ class OracleAgent:
         self.names_first = names_first
         self._plan: Plan | None = None
 
-    def reset(self, env: OSINTEnv, observation: str = "", info: dict[str, Any] | None = None) -> None:
+    def reset(self, env: OSINTEnv, observation: str = "", info: dict[str, Any] | None = None, *,
+              history: Sequence[Turn] = ()) -> None:
         task = env.task
         if task is None or task.query is None:
             raise ConfigError("the oracle needs an env after reset() on a task with a structured query")
         self._plan = oracle_plan(task.query, env.world.kind)
         self._max_parallel = env.max_parallel_calls
         self._read_back: dict[str, Any] = {}  # profile results already read, by entity id
+        self._known: dict[str, Any] = {}  # results of calls already made in this episode, by `_call_key`
         self._answer: tuple[list[str], list[Edge]] | None = None
         self._sent: list[int] = []  # batch positions of the calls sent last step
+        for turn in history:
+            self._learn(turn.action, turn.observation)
         lookups: list[Call] = []
         if self.names_first:
-            shown = set(_ID.findall(observation))
+            shown = set(_ID.findall(observation)).union(*(_ID.findall(t.observation) for t in history))
             unseen = dict.fromkeys(e for e in task.query.named_entities() if e not in shown)
             lookups = [("get_profile", {"handle_or_id": env.world.surface(e)}) for e in unseen]
         self._lookup = bool(lookups)
@@ -185,10 +194,21 @@ class OracleAgent:
         else:
             self._advance(None)
 
+    def _learn(self, action: str, observation: str) -> None:
+        """Remember the successful results of another agent's turn (its calls zipped with the
+        observation's results, in order), as if this agent had sent them."""
+        calls = parse_action(action).calls
+        for call, result in zip(calls, _results_of(observation)):
+            if result is not None and call.name not in ("add_edge", "answer") and isinstance(call.args, dict):
+                self._known.setdefault(_call_key(call.name, call.args), result)
+                if isinstance(result, dict) and isinstance(result.get("id"), str):
+                    self._read_back.setdefault(result["id"], result)
+
     def _start_batch(self, batch: list[Call]) -> None:
         self._batch = batch
-        self._results: list[Any] = [self._read_back.get(a["handle_or_id"], _UNREAD) if n == "get_profile" else _UNREAD
-                                    for n, a in batch]
+        self._results: list[Any] = [self._known.get(_call_key(n, a), _UNREAD) for n, a in batch]
+        self._results = [self._read_back.get(a["handle_or_id"], _UNREAD) if r is _UNREAD and n == "get_profile" else r
+                         for (n, a), r in zip(batch, self._results)]
         self._pending = [i for i, r in enumerate(self._results) if r is _UNREAD]
 
     def _advance(self, results: list[Any] | None) -> None:
@@ -206,9 +226,7 @@ class OracleAgent:
             results = self._results  # every call's result was read before
 
     def _read(self, observation: str) -> None:
-        entries = read_observation(observation).get("results", [])
-        entries = entries if isinstance(entries, list) else []
-        got = [e.get("result") if isinstance(e, dict) and e.get("ok") else None for e in entries]
+        got = _results_of(observation)
         for pos, result in zip(self._sent, got + [None] * len(self._sent)):
             self._results[pos] = result
             if isinstance(result, dict) and isinstance(result.get("id"), str):
@@ -246,12 +264,49 @@ _UNREAD = object()
 _ID = re.compile(ID_PATTERN)
 
 
-def unseen_ids(record: EpisodeRecord) -> list[str]:
+def _call_key(name: str, args: dict[str, Any]) -> str:
+    return json.dumps([name, args], sort_keys=True)
+
+
+def _results_of(observation: str) -> list[Any]:
+    """A step observation's per-call results in call order (None for a failed call)."""
+    entries = read_observation(observation).get("results", [])
+    entries = entries if isinstance(entries, list) else []
+    return [e.get("result") if isinstance(e, dict) and e.get("ok") else None for e in entries]
+
+
+def oracle_continuation(env: OSINTEnv, actions: Sequence[str], *, action_format: str = "short",
+                        seed: int | None = 0, options: dict[str, Any] | None = None) -> EpisodeRecord | None:
+    """The episode in which another agent took ``actions`` and the demonstrator (`OracleAgent` with
+    ``names_first``) then continued from the state they reached, within the step budget left: the
+    oracle as a teacher on a student's own state (DAgger-style expert relabelling). The teacher
+    treats what the student already read as read (``history``), so it does not fetch it again.
+    ``None`` when the student's actions already ended the episode (nothing is left to continue).
+    The record's first ``len(actions)`` turns are the student's; whether the continuation is correct
+    and uses only ids the agent had seen is the caller's check (``record.correct``, `unseen_ids`)."""
+    first, info = env.reset(seed=seed, options=options)
+    for action in actions:
+        _, _, terminated, truncated, info = env.step(action)
+        if terminated or truncated:
+            return None
+    history = env.episode().turns
+    teacher = OracleAgent(action_format, names_first=True)
+    teacher.reset(env, first, info, history=history)
+    observation = history[-1].observation if history else first
+    while True:
+        observation, _, terminated, truncated, _ = env.step(teacher.act(observation))
+        if terminated or truncated:
+            return env.episode()
+
+
+def unseen_ids(record: EpisodeRecord, from_turn: int = 0) -> list[str]:
     """Entity ids an episode's actions use before any text the agent saw (the question and the
-    observations so far) showed them: what a demonstration must not contain."""
+    observations so far) showed them: what a demonstration must not contain. ``from_turn``: only
+    the actions of turns from that index on (a relabelled episode's teacher turns)."""
     seen = set(_ID.findall(record.first_observation))
     out: list[str] = []
-    for turn in record.turns:
-        out += [i for i in _ID.findall(turn.action) if i not in seen]
+    for k, turn in enumerate(record.turns):
+        if k >= from_turn:
+            out += [i for i in _ID.findall(turn.action) if i not in seen]
         seen.update(_ID.findall(turn.observation))
     return list(dict.fromkeys(out))

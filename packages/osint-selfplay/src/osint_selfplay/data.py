@@ -122,6 +122,18 @@ def mix_answerer_rows(pool: WorldPool, cfg: RunConfig, generated: list[Task], ro
                   "rows": len(rows), "unsolvable_under_budget": over_budget}
 
 
+def relabel_tasks(pool: WorldPool, cfg: RunConfig, generated: list[Task], round_index: int) -> tuple[list[tuple[World, Task]], dict[str, int]]:
+    """The tasks the answerer plays for relabelling in round ``round_index``: the round's generated
+    tasks whose estimated solve rate lies in ``answerer.frontier`` (all valid ones if it is empty),
+    then seed tasks of their own stream up to ``relabel.tasks``."""
+    total = cfg.relabel.tasks
+    band = cfg.answerer.frontier
+    in_band = [t for t in generated if not band or band[0] <= t.provenance.get("solve_rate", -1.0) <= band[1]][:total]
+    items = [(pool.world(t.provenance["world_seed"]), t) for t in in_band]
+    items += seed_tasks(pool, cfg, total - len(items), round_index * total, streams.RELABEL)
+    return items, {"generated": len(in_band), "seed": total - len(in_band)}
+
+
 def warm_start_rows(pool: WorldPool, cfg: RunConfig, role: str) -> tuple[list[dict[str, Any]], dict[str, int]]:
     """(rows, demonstration counts) of a ``role``'s warm start ("generator", "answerer" or "shared"):
     gold proposals for the generator, demonstrator episodes (multi-turn) or gold answers for the

@@ -273,6 +273,46 @@ class SelfPlayRun:
         self._advance(current, "answerer", out)
         return result
 
+    def _relabel_phase(self, r: int, current: dict[str, str]) -> dict[str, Any]:
+        """Expert relabelling (`osint_selfplay.relabel`): the answerer plays training tasks, the oracle
+        continues its failed episodes from every state they reached, and SFT trains on those
+        continuations (and on the rows of earlier rounds) mixed with the warm start's demonstrations."""
+        from osint_selfplay import relabel
+
+        cfg = self.cfg
+        out = self._dir(r, "relabel")
+        role = "shared" if cfg.model_topology == "shared" else "answerer"
+        warm_dir = self._dir(None, f"warm_start/{role}")
+        sampled = self._dir(r, "sampled") / "tasks.jsonl"
+        generated = [Task.from_dict(row) for row in read_jsonl(sampled)] if sampled.is_file() else []
+
+        def fn() -> dict[str, Any]:
+            tasks, mix = data.relabel_tasks(self.pool, cfg, generated, r)
+            rows, counts = ([], {}) if cfg.dry_run else relabel.relabelled_rows(
+                current["answerer"], self.pool, cfg, tasks, stream_seed(cfg.seed, "relabel_generation", r), cfg.relabel.workers)
+            atomic_write_jsonl(out / "relabelled.jsonl", rows)
+            earlier = [row for q in range(r) for row in read_jsonl(self._dir(q, "relabel") / "relabelled.jsonl")]
+            demos = read_jsonl(warm_dir / "demonstrations.jsonl") if (warm_dir / "demonstrations.jsonl").is_file() else []
+            train = relabel.mix(earlier + rows, demos, cfg.relabel.demonstration_share, stream_seed(cfg.seed, "relabel_mix", r))
+            if not train and not cfg.dry_run:
+                raise ConfigError(f"round {r}: relabelling kept no conversation ({counts}); raise relabel.tasks")
+            branch = warm_dir / phases.DECAY_START
+            warm = self.phases.done(None, f"warm_start_{role}") or {}
+            if r == 0 and branch.is_file():  # the warm start's decay, stretched, on the mix (as the equal-compute control)
+                sft = phases.run_sft(str(warm_dir / "final_model"), train, cfg, out, "answerer", cfg.model.answerer,
+                                     max_seconds=cfg.relabel.sft_seconds, label="expert relabelling", branch=branch,
+                                     warm_seconds=float(warm.get("seconds") or 0.0), resume_data=False)
+            else:
+                sft = phases.run_sft(current["answerer"], train, cfg, out, "answerer", cfg.model.answerer,
+                                     max_seconds=cfg.relabel.sft_seconds, label="expert relabelling",
+                                     settings={"learning_rate": cfg.relabel.learning_rate, "warmup_steps": 10, "decay_fraction": 1.0})
+            return {**sft, "relabel": counts, "tasks": mix, "aggregated_rows": len(earlier),
+                    "demonstrations": len(train) - len(earlier) - len(rows), "start_model": current["answerer"]}
+
+        result = self._phase(r, "relabel", fn)
+        self._advance(current, "answerer", out)
+        return result
+
     def _advance(self, current: dict[str, str], role: str, out: Path) -> None:
         path = str(out / "final_model")
         if self.cfg.model_topology == "shared":
@@ -314,7 +354,10 @@ class SelfPlayRun:
                 elif step == "sample":
                     round_summary["sampled"] = self._sample_phase(r, current)
                 else:
-                    round_summary[step] = self._answerer_phase(r, current, step)
+                    if step == "answerer" and cfg.relabel.enabled:
+                        round_summary["relabel"] = self._relabel_phase(r, current)
+                    if step != "answerer" or not cfg.relabel.enabled or cfg.relabel.grpo:
+                        round_summary[step] = self._answerer_phase(r, current, step)
             self.summary["rounds"].append(round_summary)
             if self.dist.is_main:
                 atomic_write_json(self._dir(r, "summary.json"), round_summary)

@@ -15,8 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from osint_selfplay.artifacts import atomic_dir, atomic_write_jsonl, write_model_card
-from osint_selfplay.config import GRPOPhaseConfig, RunConfig
+from osint_selfplay.config import RunConfig
 from osint_selfplay.errors import ConfigError, HealthError
+from osint_selfplay.grpo_config import GRPOPhaseConfig
 
 log = logging.getLogger("osint_selfplay")
 DECAY_START = "decay_start.pt"  # a packed warm start's state where its learning rate began to decay
@@ -109,12 +110,15 @@ def copy_model(src: str, folder: Path, card: dict[str, Any]) -> None:
 
 def run_sft(model_path: str, rows: list[dict[str, Any]], cfg: RunConfig, out: Path, role: str, base_model: str, *,
             max_seconds: float | None = None, skip_rows: int = 0, label: str = "warm start",
-            branch: Path | None = None, warm_seconds: float | None = None) -> dict[str, Any]:
+            branch: Path | None = None, warm_seconds: float | None = None, resume_data: bool = True,
+            settings: dict[str, Any] | None = None) -> dict[str, Any]:
     """Supervised training on verified demonstrations, the loss on the model's turns only: packed
     (`osint_selfplay.sft`) when ``warm_start.packing``, else TRL's SFTTrainer. ``max_seconds`` and
     ``skip_rows`` (packed only) make the equal-compute control: the warm start continued; with
     ``branch`` (the state a ``warm_seconds`` warm start saved where its decay began) it resumes there
-    and its schedule is stretched by ``max_seconds`` (`osint_selfplay.sft.stretched`)."""
+    and its schedule is stretched by ``max_seconds`` (`osint_selfplay.sft.stretched`), its data where
+    the warm start's stood unless ``resume_data`` is false (other rows: relabelling's mix).
+    ``settings``: `sft.SFTSettings` fields that replace the warm start's (relabelling's fresh optimizer)."""
     card = {"base_model": base_model, "role": f"{role} ({label})", "config": cfg.to_dict(),
             "data": {"demonstrations": len(rows)}, "metrics": {}}
     if cfg.dry_run:
@@ -122,7 +126,10 @@ def run_sft(model_path: str, rows: list[dict[str, Any]], cfg: RunConfig, out: Pa
         return {"dry_run": True, "examples": len(rows)}
     if cfg.warm_start.packing:
         return _run_packed_sft(model_path, rows, cfg, out, card, max_seconds=max_seconds, skip_rows=skip_rows,
-                               branch=branch, warm_seconds=warm_seconds)
+                               branch=branch, warm_seconds=warm_seconds, resume_data=resume_data, overrides=settings or {})
+    if any("masked_turns" in r for r in rows):
+        raise ConfigError("relabelled conversations mask the student's turns, which only the packed loop can: "
+                          "set warm_start.packing = true (or relabel.enabled = false)")
     if max_seconds is not None or skip_rows:
         raise ConfigError("the equal-compute control continues a packed warm start: set warm_start.packing = true")
     from datasets import Dataset
@@ -160,7 +167,8 @@ def run_sft(model_path: str, rows: list[dict[str, Any]], cfg: RunConfig, out: Pa
 
 def _run_packed_sft(model_path: str, rows: list[dict[str, Any]], cfg: RunConfig, out: Path, card: dict[str, Any], *,
                     max_seconds: float | None, skip_rows: int, branch: Path | None = None,
-                    warm_seconds: float | None = None) -> dict[str, Any]:
+                    warm_seconds: float | None = None, resume_data: bool = True,
+                    overrides: dict[str, Any] | None = None) -> dict[str, Any]:
     import torch
 
     from osint_eval.modeling import load_model_and_tokenizer
@@ -177,19 +185,22 @@ def _run_packed_sft(model_path: str, rows: list[dict[str, Any]], cfg: RunConfig,
 
         model = get_peft_model(model, _peft_config(cfg))
     t0 = time.perf_counter()
-    packed = sft.pack(sft.tokenize(tokenizer, [r["messages"] for r in as_messages(rows)]), ws.max_length)
+    conversations = as_messages(rows)
+    packed = sft.pack(sft.tokenize(tokenizer, [r["messages"] for r in conversations],
+                                   masked_turns=[int(r.get("masked_turns", 0)) for r in conversations]), ws.max_length)
     tokenize_seconds = time.perf_counter() - t0
     settings = sft.SFTSettings(learning_rate=ws.learning_rate, batch_size=ws.batch_size,
                                epochs=ws.epochs if max_seconds is None else None, seed=cfg.seed,
                                warmup_steps=ws.warmup_steps if not skip_rows else min(10, ws.warmup_steps),  # a fresh optimizer: a short warm-up
                                max_seconds=max_seconds if max_seconds is not None else (ws.max_seconds or None),
                                skip_rows=skip_rows, decay_fraction=ws.decay_fraction)
+    settings = dataclasses.replace(settings, **(overrides or {}))
     start = None
     if branch is not None:  # the warm start's own state where its decay began: no warm-up, its optimizer
         start = torch.load(branch, map_location=device, weights_only=True)
         seconds, decay = sft.stretched(float(warm_seconds or 0.0), float(start["seconds"]), float(max_seconds or 0.0))
         settings = dataclasses.replace(settings, warmup_steps=0, max_seconds=seconds, decay_fraction=decay,
-                                       skip_rows=int(start["next_row"]))
+                                       skip_rows=int(start["next_row"]) if resume_data else 0)
     saving = max_seconds is None and ws.decay_fraction > 0  # the warm start keeps its decay's start for the control
     result = sft.train_packed(model, packed, settings, pad_id=tokenizer.pad_token_id, device=device, desc=str(card["role"]),
                               branch_path=out / DECAY_START if saving else None, start=start)

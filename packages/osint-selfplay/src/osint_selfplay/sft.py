@@ -51,17 +51,33 @@ class Packed:
         return len(self.input_ids)
 
 
-def tokenize(tokenizer: Any, conversations: list[list[dict[str, Any]]], batch: int = 512) -> list[tuple[list[int], list[int]]]:
+def mask_first_turns(mask: list[int], turns: int) -> list[int]:
+    """``mask`` with its first ``turns`` assistant turns (runs of 1s) set to 0: a relabelled
+    conversation's own turns of the student are context, not targets (`osint_selfplay.relabel`)."""
+    out = list(mask)
+    run = 0
+    for j, m in enumerate(out):
+        if m and (j == 0 or not mask[j - 1]):
+            run += 1  # a new turn starts here
+        if m and run <= turns:
+            out[j] = 0
+    return out
+
+
+def tokenize(tokenizer: Any, conversations: list[list[dict[str, Any]]], batch: int = 512,
+             masked_turns: list[int] | None = None) -> list[tuple[list[int], list[int]]]:
     """(token ids, assistant mask) per conversation, rendered by the tokenizer's chat template; a
-    template without ``{% generation %}`` markers cannot mask the environment's text and is refused."""
+    template without ``{% generation %}`` markers cannot mask the environment's text and is refused.
+    ``masked_turns[i]``: conversation i's first assistant turns that get no loss."""
     from osint_selfplay.errors import ConfigError
 
     out: list[tuple[list[int], list[int]]] = []
     for start in range(0, len(conversations), batch):
         enc = tokenizer.apply_chat_template(conversations[start : start + batch], tokenize=True, return_dict=True,
                                             return_assistant_tokens_mask=True)
-        for ids, mask in zip(enc["input_ids"], enc["assistant_masks"]):
-            out.append((list(ids), list(mask)))
+        for j, (ids, mask) in enumerate(zip(enc["input_ids"], enc["assistant_masks"])):
+            skip = masked_turns[start + j] if masked_turns else 0
+            out.append((list(ids), mask_first_turns(list(mask), skip) if skip else list(mask)))
     if out and not any(any(m) for _, m in out):
         raise ConfigError("the tokenizer's chat template marks no assistant tokens ({% generation %} missing): "
                           "packed SFT would train on nothing; set warm_start.packing = false")

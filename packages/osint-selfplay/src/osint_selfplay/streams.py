@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 
 TRAIN = "train"  # answerer GRPO seed tasks (index r * tasks_per_round + i)
+RELABEL = "relabel"  # seed tasks the answerer plays for expert relabelling (index r * relabel.tasks + i)
 TRAIN_FIRST = "train_first"  # seed tasks of the answerer_first phase (answerer_generator_answerer)
 WARM_START = "warm_start"  # SFT answerer demonstrations
 WARM_START_GENERATOR = "warm_start_generator"  # SFT generator offers

@@ -19,8 +19,9 @@ import inspect
 from typing import Any
 
 from osint_gym.errors import check_type, unknown_key_message
-from osint_selfplay.config import GRPO_RUN_KEYS, GRPOPhaseConfig, RunConfig
+from osint_selfplay.config import RunConfig
 from osint_selfplay.errors import ConfigError, IncompatibleTRLError
+from osint_selfplay.grpo_config import GRPO_RUN_KEYS, GRPOPhaseConfig
 
 # The parameters of GRPOTrainer._generate_single_turn in the TRL versions this package supports.
 GENERATE_PARAMETERS = ("self", "prompt_ids", "images", "multimodal_fields", "num_generations", "has_tool_images")
