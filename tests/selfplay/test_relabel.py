@@ -59,6 +59,14 @@ def test_a_relabelling_round_trains_on_the_teachers_turns_and_its_control_gets_i
     rounds_seconds = sum(p["wall_seconds"] for p in rnd.values() if isinstance(p, dict))
     assert control["budget_seconds"] == pytest.approx(rounds_seconds) and rounds_seconds >= phase["wall_seconds"]
     assert {"final vs control", "final vs warm_start"} <= set(summary["evaluation"]["comparisons"])
+    from osint_selfplay.report import format_summary
+
+    text = format_summary(summary)
+    assert "no answerer GRPO phase" in text and "answerer tasks:" not in text
+    t = phase["tasks"]
+    assert t["generated"] + t["seed"] == 6
+    assert (f"expert relabelling: 6 episodes played ({t['generated']} generated + {t['seed']} seed tasks), {counts['failed']} failed; "
+            f"{counts['kept']} oracle continuations kept of {counts['states']} states") in text
 
 
 @pytest.mark.parametrize(("key", "value", "message"), [

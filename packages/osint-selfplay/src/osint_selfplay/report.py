@@ -19,12 +19,13 @@ def _est(d: dict[str, Any] | None, where: str, pct: bool = True) -> str:
 def _round_lines(rnd: dict[str, Any]) -> list[str]:
     s, g, a = rnd.get("sampled", {}), rnd.get("generator", {}), rnd.get("answerer", {})
     mix = a.get("mix", {})
-    lines = [
+    head = (
         f"round {rnd['round']}: generator reward {_num(g.get('reward_first'))} -> {_num(g.get('reward_last'))}; "
         f"valid proposals {s.get('valid')}/{s.get('proposals')} ({_pct(s.get('valid_rate'))}); "
         f"frozen answerer's solve rate on them {_pct(s.get('answerer_solve_rate_on_generated'))}"
-        + (f" ({s['solve_rate_samples']} samples each)" if s.get("solve_rate_samples") else "") + "; "
-        f"answerer tasks: {mix.get('generated')} generated + {mix.get('seed')} seed (top-up {mix.get('top_up')}"
+        + (f" ({s['solve_rate_samples']} samples each)" if s.get("solve_rate_samples") else ""))
+    grpo = (
+        f"; answerer tasks: {mix.get('generated')} generated + {mix.get('seed')} seed (top-up {mix.get('top_up')}"
         + (f", {mix['outside_frontier']} of {mix['valid_generated']} valid outside the frontier band {mix['frontier']}"
            if mix.get("frontier") else "")
         + (f", {mix['unsolvable_under_budget']} dropped: not solvable under the episode's budgets" if mix.get("unsolvable_under_budget") else "")
@@ -32,7 +33,16 @@ def _round_lines(rnd: dict[str, Any]) -> list[str]:
         f"answerer reward {_num(a.get('reward_first'))} -> {_num(a.get('reward_last'))}"
         + (f" (groups with zero reward variance: {_pct(a['frac_reward_zero_std_mean'])})"
            if a.get("frac_reward_zero_std_mean") is not None else "")
-    ]
+    )
+    lines = [head + (grpo if a else "; no answerer GRPO phase")]
+    relabel = rnd.get("relabel")
+    if relabel:
+        c, t = relabel.get("relabel") or {}, relabel.get("tasks") or {}
+        lines.append(f"  expert relabelling: {c.get('episodes')} episodes played ({t.get('generated')} generated + {t.get('seed')} seed "
+                     f"tasks), {c.get('failed')} failed; {c.get('kept')} oracle continuations kept of {c.get('states')} states "
+                     f"({c.get('incorrect')} incorrect, {c.get('unseen_ids')} with unseen ids, {c.get('ended')} ended), "
+                     f"{relabel.get('demonstrations')} demonstrations mixed in; {relabel.get('steps')} SFT steps in "
+                     f"{_num(relabel.get('seconds'))} s, final loss {_num(relabel.get('final_loss'))}")
     zero = a.get("zero_variance_by_source") or {}
     if zero:
         lines.append("  zero-variance answerer groups: " + ", ".join(
