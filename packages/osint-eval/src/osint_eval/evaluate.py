@@ -40,7 +40,7 @@ def evaluate(policies: dict[str, Policy], taskset: TaskSet, *, mode: str = "sing
         run_kwargs.setdefault("seed", seed)  # the contexts' distractors
     if workers < 1:
         raise EvalError(f"workers must be >= 1, got {workers}")
-    pool = _worker_pool(workers) if workers > 1 and any(p.shardable for p in policies.values()) else None
+    pool = worker_pool(workers) if workers > 1 and any(p.shardable for p in policies.values()) else None
     try:
         for name, policy in policies.items():
             bar = None
@@ -72,7 +72,7 @@ def evaluate(policies: dict[str, Policy], taskset: TaskSet, *, mode: str = "sing
     )
 
 
-def _worker_pool(workers: int) -> Any:
+def worker_pool(workers: int) -> Any:
     """``workers`` spawned processes that share this process's torch threads (a model policy's
     generation on a CPU uses two 1-thread processes better than one 2-thread one: 400 v0:test
     episodes of a tiny model took 30.5 s against 40.2 s on 2 cores, benchmarks/RESULTS.md)."""

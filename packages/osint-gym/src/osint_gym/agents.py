@@ -201,14 +201,23 @@ class OracleAgent:
         for call, result in zip(calls, _results_of(observation)):
             if result is not None and call.name not in ("add_edge", "answer") and isinstance(call.args, dict):
                 self._known.setdefault(_call_key(call.name, call.args), result)
-                if isinstance(result, dict) and isinstance(result.get("id"), str):
-                    self._read_back.setdefault(result["id"], result)
+                self._remember(result)
+
+    def _remember(self, result: Any) -> None:
+        """Keep a profile result by its entity's id (a later get_profile of that id is answered from it)."""
+        if isinstance(result, dict) and isinstance(result.get("id"), str):
+            self._read_back.setdefault(result["id"], result)
+
+    def _already_read(self, name: str, args: dict[str, Any]) -> Any:
+        """The result of a call made before (same tool and arguments) or of a profile read, else `_UNREAD`."""
+        known = self._known.get(_call_key(name, args), _UNREAD)
+        if known is _UNREAD and name == "get_profile":
+            return self._read_back.get(args["handle_or_id"], _UNREAD)
+        return known
 
     def _start_batch(self, batch: list[Call]) -> None:
         self._batch = batch
-        self._results: list[Any] = [self._known.get(_call_key(n, a), _UNREAD) for n, a in batch]
-        self._results = [self._read_back.get(a["handle_or_id"], _UNREAD) if r is _UNREAD and n == "get_profile" else r
-                         for (n, a), r in zip(batch, self._results)]
+        self._results: list[Any] = [self._already_read(n, a) for n, a in batch]
         self._pending = [i for i, r in enumerate(self._results) if r is _UNREAD]
 
     def _advance(self, results: list[Any] | None) -> None:
@@ -229,8 +238,7 @@ class OracleAgent:
         got = _results_of(observation)
         for pos, result in zip(self._sent, got + [None] * len(self._sent)):
             self._results[pos] = result
-            if isinstance(result, dict) and isinstance(result.get("id"), str):
-                self._read_back.setdefault(result["id"], result)
+            self._remember(result)
         self._sent = []
         if self._pending:
             return

@@ -15,7 +15,6 @@ import tomllib
 from osint_gym.errors import from_table, read_toml, unknown_key_message
 from osint_selfplay.errors import ConfigError
 from osint_selfplay.grpo_config import GRPOPhaseConfig
-from osint_selfplay.relabel import RelabelConfig
 
 
 def _f(default: Any, help: str, **kw: Any) -> Any:  # noqa: A002 - mirrors dataclass field(metadata=help)
@@ -199,6 +198,37 @@ class ParlConfig:
             if getattr(self, name) < 0:
                 raise ConfigError(f"parl.{name} must be >= 0; got {getattr(self, name)!r}")
         _positive("parl.anneal_steps", self.anneal_steps)
+
+
+@dataclass(frozen=True)
+class RelabelConfig:
+    """Expert relabelling (`osint_selfplay.relabel`): the oracle continues the answerer's own failed episodes."""
+
+    enabled: bool = _f(False, "Multi turn: each round's answerer update starts with expert relabelling "
+                              "(osint_selfplay.relabel).")
+    grpo: bool = _f(True, "With relabelling on, the round's answerer GRPO phase still runs after it "
+                          "(false: relabelling is the answerer's whole update).")
+    tasks: int = _f(1000, "Training tasks the answerer plays per round: the round's frontier generated tasks first, "
+                          "then seed tasks.")
+    temperature: float = _f(0.0, "The answerer's sampling temperature while it plays them "
+                                 "(0: greedy, the states evaluation visits).")
+    demonstration_share: float = _f(0.5, "Share of the SFT conversations that are the warm start's own demonstrations "
+                                         "(the rest: relabelled).")
+    sft_seconds: float = _f(120.0, "Seconds of SFT on the mix, added to the warm start's schedule "
+                                   "(its decay stretched) in round 0.")
+    workers: int = _f(1, "Processes the answerer plays the tasks in "
+                         "(each on every N-th task; torch's threads shared out).")
+    learning_rate: float = _f(5e-4, "Rounds after the first (or a warm start without a saved decay): "
+                                    "the fresh optimizer's peak rate.")
+
+    def __post_init__(self) -> None:
+        for name in ("tasks", "sft_seconds", "workers"):
+            _positive(f"relabel.{name}", getattr(self, name))
+        if not 0 <= self.temperature <= 2:
+            raise ConfigError(f"relabel.temperature must be in [0, 2]; got {self.temperature!r}")
+        if not 0 <= self.demonstration_share < 1:
+            raise ConfigError(f"relabel.demonstration_share must be in [0, 1); got {self.demonstration_share!r}")
+        _positive("relabel.learning_rate", self.learning_rate, 1e-12)
 
 
 @dataclass(frozen=True)

@@ -122,7 +122,8 @@ def mix_answerer_rows(pool: WorldPool, cfg: RunConfig, generated: list[Task], ro
                   "rows": len(rows), "unsolvable_under_budget": over_budget}
 
 
-def relabel_tasks(pool: WorldPool, cfg: RunConfig, generated: list[Task], round_index: int) -> tuple[list[tuple[World, Task]], dict[str, int]]:
+def relabel_tasks(pool: WorldPool, cfg: RunConfig, generated: list[Task],
+                  round_index: int) -> tuple[list[tuple[World, Task]], dict[str, int]]:
     """The tasks the answerer plays for relabelling in round ``round_index``: the round's generated
     tasks whose estimated solve rate lies in ``answerer.frontier`` (all valid ones if it is empty),
     then seed tasks of their own stream up to ``relabel.tasks``."""

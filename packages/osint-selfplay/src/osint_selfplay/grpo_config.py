@@ -46,7 +46,8 @@ class GRPOPhaseConfig:
         n = self.num_generations
         if isinstance(n, bool) or not isinstance(n, int) or n < 2:
             raise ConfigError(f"num_generations must be an integer >= 2 (GRPO needs a group); got {n!r}")
-        for name in ("max_steps", "per_device_train_batch_size", "gradient_accumulation_steps", "max_completion_length"):
+        positive = ("max_steps", "per_device_train_batch_size", "gradient_accumulation_steps", "max_completion_length")
+        for name in positive:
             if getattr(self, name) < 1:
                 raise ConfigError(f"{name} must be a number >= 1; got {getattr(self, name)!r}")
         batch = self.per_device_train_batch_size * self.gradient_accumulation_steps

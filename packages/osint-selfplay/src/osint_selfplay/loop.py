@@ -288,24 +288,31 @@ class SelfPlayRun:
 
         def fn() -> dict[str, Any]:
             tasks, mix = data.relabel_tasks(self.pool, cfg, generated, r)
-            rows, counts = ([], {}) if cfg.dry_run else relabel.relabelled_rows(
-                current["answerer"], self.pool, cfg, tasks, stream_seed(cfg.seed, "relabel_generation", r), cfg.relabel.workers)
+            rows: list[dict[str, Any]] = []
+            counts: dict[str, int] = {}
+            if not cfg.dry_run:
+                seed = stream_seed(cfg.seed, "relabel_generation", r)
+                rows, counts = relabel.relabelled_rows(current["answerer"], self.pool, cfg, tasks, seed,
+                                                       cfg.relabel.workers)
             atomic_write_jsonl(out / "relabelled.jsonl", rows)
             earlier = [row for q in range(r) for row in read_jsonl(self._dir(q, "relabel") / "relabelled.jsonl")]
-            demos = read_jsonl(warm_dir / "demonstrations.jsonl") if (warm_dir / "demonstrations.jsonl").is_file() else []
-            train = relabel.mix(earlier + rows, demos, cfg.relabel.demonstration_share, stream_seed(cfg.seed, "relabel_mix", r))
+            demos_file = warm_dir / "demonstrations.jsonl"
+            demos = read_jsonl(demos_file) if demos_file.is_file() else []
+            mix_seed = stream_seed(cfg.seed, "relabel_mix", r)
+            train = relabel.mix(earlier + rows, demos, cfg.relabel.demonstration_share, mix_seed)
             if not train and not cfg.dry_run:
                 raise ConfigError(f"round {r}: relabelling kept no conversation ({counts}); raise relabel.tasks")
             branch = warm_dir / phases.DECAY_START
             warm = self.phases.done(None, f"warm_start_{role}") or {}
-            if r == 0 and branch.is_file():  # the warm start's decay, stretched, on the mix (as the equal-compute control)
+            if r == 0 and branch.is_file():  # the warm start's decay, stretched, on the mix (as the control)
                 sft = phases.run_sft(str(warm_dir / "final_model"), train, cfg, out, "answerer", cfg.model.answerer,
                                      max_seconds=cfg.relabel.sft_seconds, label="expert relabelling", branch=branch,
                                      warm_seconds=float(warm.get("seconds") or 0.0), resume_data=False)
             else:
                 sft = phases.run_sft(current["answerer"], train, cfg, out, "answerer", cfg.model.answerer,
                                      max_seconds=cfg.relabel.sft_seconds, label="expert relabelling",
-                                     settings={"learning_rate": cfg.relabel.learning_rate, "warmup_steps": 10, "decay_fraction": 1.0})
+                                     settings={"learning_rate": cfg.relabel.learning_rate, "warmup_steps": 10,
+                                               "decay_fraction": 1.0})
             return {**sft, "relabel": counts, "tasks": mix, "aggregated_rows": len(earlier),
                     "demonstrations": len(train) - len(earlier) - len(rows), "start_model": current["answerer"]}
 

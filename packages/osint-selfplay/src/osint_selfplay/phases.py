@@ -126,7 +126,8 @@ def run_sft(model_path: str, rows: list[dict[str, Any]], cfg: RunConfig, out: Pa
         return {"dry_run": True, "examples": len(rows)}
     if cfg.warm_start.packing:
         return _run_packed_sft(model_path, rows, cfg, out, card, max_seconds=max_seconds, skip_rows=skip_rows,
-                               branch=branch, warm_seconds=warm_seconds, resume_data=resume_data, overrides=settings or {})
+                               branch=branch, warm_seconds=warm_seconds, resume_data=resume_data,
+                               overrides=settings or {})
     if any("masked_turns" in r for r in rows):
         raise ConfigError("relabelled conversations mask the student's turns, which only the packed loop can: "
                           "set warm_start.packing = true (or relabel.enabled = false)")

@@ -23,10 +23,7 @@ from __future__ import annotations
 
 import json
 import random
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
-
-from osint_selfplay.errors import ConfigError
 
 if TYPE_CHECKING:
     from osint_gym.tasks import Task
@@ -35,43 +32,18 @@ if TYPE_CHECKING:
     from osint_selfplay.worlds import WorldPool
 
 
-def _f(default: Any, help: str) -> Any:  # noqa: A002 - the help text of the field, as config._f
-    return field(default=default, metadata={"help": help})
-
-
-@dataclass(frozen=True)
-class RelabelConfig:
-    enabled: bool = _f(False, "Multi turn: each round's answerer update starts with expert relabelling (the oracle continues "
-                              "the answerer's own failed episodes; osint_selfplay.relabel).")
-    grpo: bool = _f(True, "With relabelling on, the round's answerer GRPO phase still runs after it (false: relabelling is "
-                          "the answerer's whole update).")
-    tasks: int = _f(1000, "Training tasks the answerer plays per round: the round's frontier generated tasks first, then seed tasks.")
-    temperature: float = _f(0.0, "The answerer's sampling temperature while it plays them (0: greedy, the states evaluation visits).")
-    demonstration_share: float = _f(0.5, "Share of the SFT conversations that are the warm start's own demonstrations (the rest: relabelled).")
-    sft_seconds: float = _f(120.0, "Seconds of SFT on the mix, added to the warm start's schedule (its decay stretched) in round 0.")
-    workers: int = _f(1, "Processes the answerer plays the tasks in (each on every N-th task; torch's threads shared out).")
-    learning_rate: float = _f(5e-4, "Rounds after the first (or a warm start without a saved decay): the fresh optimizer's peak rate.")
-
-    def __post_init__(self) -> None:
-        for name in ("tasks", "sft_seconds", "workers"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 1:
-                raise ConfigError(f"relabel.{name} must be a number >= 1; got {value!r}")
-        if not 0 <= self.temperature <= 2:
-            raise ConfigError(f"relabel.temperature must be in [0, 2]; got {self.temperature!r}")
-        if not 0 <= self.demonstration_share < 1:
-            raise ConfigError(f"relabel.demonstration_share must be in [0, 1); got {self.demonstration_share!r}")
-        if not self.learning_rate > 0:
-            raise ConfigError(f"relabel.learning_rate must be > 0; got {self.learning_rate!r}")
-
-
 COUNTS = ("episodes", "solved", "failed", "states", "ended", "incorrect", "unseen_ids", "duplicates", "kept")
 
 
-def relabel_episode(pool: WorldPool, cfg: RunConfig, world: World, task: Task, actions: list[str]) -> tuple[list[dict[str, Any]], dict[str, int]]:
+Rows = list[dict[str, Any]]
+
+
+def relabel_episode(pool: WorldPool, cfg: RunConfig, world: World, task: Task,
+                    actions: list[str]) -> tuple[Rows, dict[str, int]]:
     """The relabelled conversations of one failed episode of the answerer (its ``actions``): one per
-    state it reached (after each of its turns that did not end the episode), where the oracle's continuation is
-    correct and uses no id before the agent saw it. ``masked_turns``: the answerer's own turns."""
+    state it reached (after each of its turns that did not end the episode), where the oracle's
+    continuation is correct and uses no id before the agent saw it. ``masked_turns``: the answerer's
+    own turns."""
     from osint_gym import chat
     from osint_gym.agents import oracle_continuation, unseen_ids
     from osint_selfplay.rollout import episode_env
@@ -96,27 +68,30 @@ def relabel_episode(pool: WorldPool, cfg: RunConfig, world: World, task: Task, a
             counts["unseen_ids"] += 1
             continue
         turns = record.turns
-        messages = chat.episode_messages(record.first_observation, [t.action for t in turns], [t.observation for t in turns[:-1]],
-                                         short=a.action_format == "short", system=not a.bare_prompt)
+        messages = chat.episode_messages(record.first_observation, [t.action for t in turns],
+                                         [t.observation for t in turns[:-1]], short=a.action_format == "short",
+                                         system=not a.bare_prompt)
         rows.append({"messages": messages, "masked_turns": k})
     return rows, counts
 
 
-def _shard(policy: Any, pool: WorldPool, cfg: RunConfig, items: list[tuple[int, dict[str, Any]]]) -> tuple[list[dict[str, Any]], dict[str, int]]:
-    """One process's share: play its tasks (grouped by world, as osint-eval's runner takes them), then relabel the failures."""
+def _shard(policy: Any, pool: WorldPool, cfg: RunConfig, items: list[dict[str, Any]]) -> tuple[Rows, dict[str, int]]:
+    """One process's share: play its tasks (grouped by world, as osint-eval's runner takes them),
+    then relabel the failures."""
     from osint_eval.runner import run_multi_turn
     from osint_gym.tasks import Task
     from osint_selfplay.evaluate import episode_kwargs
 
     counts = dict.fromkeys(COUNTS, 0)
-    rows: list[dict[str, Any]] = []
+    rows: Rows = []
     by_world: dict[int, list[Task]] = {}
-    for _, item in items:
+    for item in items:
         by_world.setdefault(item["world_seed"], []).append(Task.from_dict(item["task"]))
     try:
+        episode = episode_kwargs(cfg.answerer, cfg.eval.batch_size)
         for world_seed, tasks in by_world.items():
             world = pool.world(world_seed)
-            for task, result in zip(tasks, run_multi_turn(policy, world, tasks, **episode_kwargs(cfg.answerer, cfg.eval.batch_size))):
+            for task, result in zip(tasks, run_multi_turn(policy, world, tasks, **episode)):
                 counts["episodes"] += 1
                 if result.correct:
                     counts["solved"] += 1
@@ -132,7 +107,7 @@ def _shard(policy: Any, pool: WorldPool, cfg: RunConfig, items: list[tuple[int, 
 
 
 def relabelled_rows(model_dir: str, pool: WorldPool, cfg: RunConfig, tasks: list[tuple[World, Task]], seed: int,
-                    workers: int = 1) -> tuple[list[dict[str, Any]], dict[str, int]]:
+                    workers: int = 1) -> tuple[Rows, dict[str, int]]:
     """(rows, counts): the answerer ``model_dir`` plays ``tasks`` and the oracle relabels every state
     of its failed episodes (`relabel_episode`); identical conversations are kept once. ``workers``
     processes share the tasks (worker k plays tasks k, k + workers, ...)."""
@@ -140,13 +115,13 @@ def relabelled_rows(model_dir: str, pool: WorldPool, cfg: RunConfig, tasks: list
 
     policy = HFPolicy(model_dir, batch_size=cfg.eval.batch_size, max_new_tokens=cfg.eval.max_new_tokens,
                       temperature=cfg.relabel.temperature, seed=seed)
-    items = [(i, {"task": t.to_dict(), "world_seed": w.seed}) for i, (w, t) in enumerate(tasks)]
+    items = [{"task": t.to_dict(), "world_seed": w.seed} for w, t in tasks]
     if workers <= 1:
         results = [_shard(policy, pool, cfg, items)]
     else:
-        from osint_eval.evaluate import _worker_pool
+        from osint_eval.evaluate import worker_pool
 
-        with _worker_pool(workers) as ex:
+        with worker_pool(workers) as ex:
             results = list(ex.map(_shard, [policy] * workers, [pool] * workers, [cfg] * workers,
                                   [items[k::workers] for k in range(workers)]))
         policy.close()
@@ -166,7 +141,7 @@ def relabelled_rows(model_dir: str, pool: WorldPool, cfg: RunConfig, tasks: list
     return rows, counts
 
 
-def mix(relabelled: list[dict[str, Any]], demonstrations: list[dict[str, Any]], share: float, seed: int) -> list[dict[str, Any]]:
+def mix(relabelled: Rows, demonstrations: Rows, share: float, seed: int) -> Rows:
     """The SFT conversations: every relabelled one, and demonstrations drawn at random (without
     replacement, as many as there are) to make up ``share`` of the whole, shuffled together."""
     rng = random.Random(f"{seed}:relabel_mix")

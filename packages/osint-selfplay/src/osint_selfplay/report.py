@@ -38,11 +38,13 @@ def _round_lines(rnd: dict[str, Any]) -> list[str]:
     relabel = rnd.get("relabel")
     if relabel:
         c, t = relabel.get("relabel") or {}, relabel.get("tasks") or {}
-        lines.append(f"  expert relabelling: {c.get('episodes')} episodes played ({t.get('generated')} generated + {t.get('seed')} seed "
-                     f"tasks), {c.get('failed')} failed; {c.get('kept')} oracle continuations kept of {c.get('states')} states "
-                     f"({c.get('incorrect')} incorrect, {c.get('unseen_ids')} with unseen ids, {c.get('ended')} ended), "
-                     f"{relabel.get('demonstrations')} demonstrations mixed in; {relabel.get('steps')} SFT steps in "
-                     f"{_num(relabel.get('seconds'))} s, final loss {_num(relabel.get('final_loss'))}")
+        lines.append(
+            f"  expert relabelling: {c.get('episodes')} episodes played ({t.get('generated')} generated + "
+            f"{t.get('seed')} seed tasks), {c.get('failed')} failed; {c.get('kept')} oracle continuations kept "
+            f"of {c.get('states')} states ({c.get('incorrect')} incorrect, {c.get('unseen_ids')} with unseen ids, "
+            f"{c.get('ended')} ended), {relabel.get('demonstrations')} demonstrations mixed in; "
+            f"{relabel.get('steps')} SFT steps in {_num(relabel.get('seconds'))} s, "
+            f"final loss {_num(relabel.get('final_loss'))}")
     zero = a.get("zero_variance_by_source") or {}
     if zero:
         lines.append("  zero-variance answerer groups: " + ", ".join(
