@@ -20,7 +20,8 @@ def _env(task, max_steps: int = 8) -> OSINTEnv:
 @pytest.fixture(scope="module")
 def demonstrations():
     tasks = benchmark_tasks(WORLD, limit=60)
-    demos = [(t, run_episode(_env(t), OracleAgent("short", names_first=True), seed=0, options={"task_index": 0})) for t in tasks]
+    demos = [(t, run_episode(_env(t), OracleAgent("short", names_first=True), seed=0, options={"task_index": 0}))
+             for t in tasks]
     solved = [(t, d) for t, d in demos if d.correct]  # two of these tasks need more than 8 steps from the start
     assert len(solved) >= 55
     return solved

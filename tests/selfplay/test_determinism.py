@@ -35,7 +35,8 @@ def test_a_real_run_repeated_with_its_pinned_thread_count_gives_identical_artifa
     for k, threads in enumerate(("2", "2", "1")):
         out = tmp_path / f"run-{k}"
         env = {**os.environ, "OMP_NUM_THREADS": threads, "MKL_NUM_THREADS": threads}
-        proc = subprocess.run([sys.executable, "-m", "osint_selfplay", "train", "--set", *micro_overrides(out, **{"eval.limit": 8})],
+        overrides = micro_overrides(out, **{"eval.limit": 8})
+        proc = subprocess.run([sys.executable, "-m", "osint_selfplay", "train", "--set", *overrides],
                               env=env, capture_output=True, text=True, timeout=900)
         assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
         manifests.append(json.loads((out / "run.json").read_text()))

@@ -39,18 +39,22 @@ def test_a_relabelling_round_trains_on_the_teachers_turns_and_its_control_gets_i
     phase = rnd["relabel"]
     counts = phase["relabel"]
     assert counts["episodes"] == 6 and counts["solved"] + counts["failed"] == 6
-    assert counts["states"] == counts["ended"] + counts["incorrect"] + counts["unseen_ids"] + counts["kept"] + counts["duplicates"]
+    outcomes = ("ended", "incorrect", "unseen_ids", "kept", "duplicates")
+    assert counts["states"] == sum(counts[k] for k in outcomes)
     assert counts["unseen_ids"] == 0
-    assert phase["branched_at"]["step"] == summary["warm_start"]["decay_start"]["step"]  # the warm start's decay, on the mix
+    # the warm start's decay, on the mix
+    assert phase["branched_at"]["step"] == summary["warm_start"]["decay_start"]["step"]
     assert summary["final_models"]["answerer"].endswith("round_000/relabel/final_model")
-    rows = [json.loads(line) for line in (tmp_path / "run" / "round_000" / "relabel" / "relabelled.jsonl").read_text().splitlines()]
+    relabelled = tmp_path / "run" / "round_000" / "relabel" / "relabelled.jsonl"
+    rows = [json.loads(line) for line in relabelled.read_text().splitlines()]
     assert len(rows) == counts["kept"] > 0
     for row in rows:
         turns = [m for m in row["messages"] if m["role"] == "assistant"]
         assert 0 <= row["masked_turns"] < len(turns)
         seen = set()
         for k, m in enumerate(row["messages"]):
-            if m["role"] == "assistant" and sum(x["role"] == "assistant" for x in row["messages"][:k]) >= row["masked_turns"]:
+            earlier_turns = sum(x["role"] == "assistant" for x in row["messages"][:k])
+            if m["role"] == "assistant" and earlier_turns >= row["masked_turns"]:
                 assert set(_ID.findall(m["content"])) <= seen, m["content"]  # the teacher's ids were shown first
             if m["role"] != "assistant":
                 seen.update(_ID.findall(m["content"]))
@@ -65,7 +69,8 @@ def test_a_relabelling_round_trains_on_the_teachers_turns_and_its_control_gets_i
     assert "no answerer GRPO phase" in text and "answerer tasks:" not in text
     t = phase["tasks"]
     assert t["generated"] + t["seed"] == 6
-    assert (f"expert relabelling: 6 episodes played ({t['generated']} generated + {t['seed']} seed tasks), {counts['failed']} failed; "
+    assert (f"expert relabelling: 6 episodes played ({t['generated']} generated + {t['seed']} seed tasks), "
+            f"{counts['failed']} failed; "
             f"{counts['kept']} oracle continuations kept of {counts['states']} states") in text
 
 
