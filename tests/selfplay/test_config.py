@@ -47,6 +47,7 @@ def test_set_overrides_parse_toml_values_and_bare_strings():
         (["roudns=3"], "unknown top-level key 'roudns'; did you mean 'rounds'"),
         (["phase_schedule='answerer_first'"], "phase_schedule must be one of"),
         (["model_topology='triple'"], "model_topology must be one of 'dual', 'shared'"),
+        (["model.decoding='fast'"], "model.decoding must be one of 'generate', 'exact', 'prefix'; got 'fast'"),
         (["grpo_answerer.num_generations=3"], r"must be a multiple of num_generations \(3\)"),
         (["grpo_answerer.num_generations=1"], "num_generations must be an integer >= 2"),
         (["grpo_answerer.max_steps='ten'"], r"\[grpo_answerer\] max_steps must be an integer; got str 'ten'"),

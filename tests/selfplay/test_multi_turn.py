@@ -46,13 +46,13 @@ def _trainer(model, rows, rollout, cfg, tmp_path):
                        rollout_func=rollout)
 
 
-def _setup(tmp_path, model, **extra):
+def _setup(tmp_path, model, decoding="generate", **extra):
     cfg = _cfg(tmp_path, **extra)
     pool = WorldPool(cfg.train_worlds, cfg.seed)
     rows, _ = data.mix_answerer_rows(pool, cfg, [], 0)
     a = cfg.answerer
     rollout = MultiTurnRollout(pool, rows, max_turns=a.max_turns, max_parallel_calls=a.max_parallel_calls,
-                               max_observation_chars=a.max_observation_chars)
+                               max_observation_chars=a.max_observation_chars, decoding=decoding)
     return cfg, rows, rollout, _trainer(model, rows, rollout, cfg, tmp_path)
 
 
@@ -89,6 +89,33 @@ def test_env_tokens_are_masked_and_groups_share_their_start(tmp_path, oracle_tun
     assert all(isinstance(s["env_reward"], float) for s in stats)
 
 
+def test_rollouts_are_the_same_through_the_decoder_under_greedy_decoding(tmp_path, oracle_tuned):
+    """Greedy on both paths; this briefly tuned model rambles under greedy decoding, so a token it repeats
+    also ends a turn: every episode then takes several turns, with the env's observations between them."""
+    outs, extra = {}, None
+    for mode in ("generate", "generate", "exact", "prefix"):
+        cfg, rows, rollout, trainer = _setup(tmp_path / mode, oracle_tuned, decoding=mode)
+        trainer.temperature, trainer.generation_config.do_sample = 0.0, False
+        prompts = [r["prompt"] for r in rows[:4] for _ in range(2)]
+        if extra is not None:
+            trainer.eos_token_ids = trainer.generation_config.eos_token_id = [*trainer.eos_token_ids, extra]
+        out = rollout(prompts, trainer)
+        extra = extra or out["completion_ids"][0][3]  # the first pass finds the repeated token
+        outs[mode] = {k: out[k] for k in ("completion_ids", "env_mask", "env_reward", "cut_by_budget")}
+        assert rollout.decode_seconds > 0
+    turns = [sum(1 for a, b in zip(m, m[1:]) if a == 0 and b == 1) + 1 for m in outs["generate"]["env_mask"]]
+    assert min(turns) >= 2  # observations between model turns in every episode
+    assert outs["exact"] == outs["generate"] and outs["prefix"] == outs["generate"]
+
+
+def test_decoder_rollouts_refuse_sampling_settings_they_do_not_apply(tmp_path, tiny_path):
+    from osint_selfplay.errors import ConfigError
+
+    cfg, rows, rollout, trainer = _setup(tmp_path, tiny_path, decoding="prefix", **{"grpo_answerer.repetition_penalty": 1.1})
+    with pytest.raises(ConfigError, match="repetition_penalty and generation_kwargs need model.decoding='generate'"):
+        rollout([rows[0]["prompt"]] * 4, trainer)
+
+
 def test_a_budget_cut_scores_as_unanswered(tmp_path, tiny_path):
     cfg, rows, rollout, trainer = _setup(tmp_path, tiny_path, **{"grpo_answerer.max_completion_length": 16})
     out = rollout([rows[0]["prompt"]] * 4, trainer)
@@ -103,7 +130,7 @@ def test_multi_turn_grpo_phase_changes_parameters(tmp_path, oracle_tuned):
     rows, _ = data.mix_answerer_rows(pool, cfg, [], 0)
     a = cfg.answerer
     rollout = MultiTurnRollout(pool, rows, max_turns=a.max_turns, max_parallel_calls=a.max_parallel_calls,
-                               max_observation_chars=a.max_observation_chars)
+                               max_observation_chars=a.max_observation_chars, decoding="prefix")
     m = phases.run_grpo(oracle_tuned, rows, EpisodeReward(cfg.parl, cfg.grpo_answerer.num_generations), cfg.grpo_answerer, cfg, tmp_path / "p", "answerer", TINY, 0,
                         rollout_func=rollout)
     assert m["health"]["parameters_changed"] > 0, m

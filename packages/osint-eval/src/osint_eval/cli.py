@@ -10,6 +10,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from osint_eval.modeling import DECODING_MODES
+
 POLICY_HELP = ("random-guess | random-valid | oracle | most-frequent | first-mentioned | last-mentioned | adjacent | "
                "naive-search | openai:<base_url>#<model> | a model (local folder, hub id, or tiny:<hidden>x<layers>)")
 
@@ -39,6 +41,9 @@ def _common(p: argparse.ArgumentParser) -> None:
                         "out (on a 2-core CPU, 2 is about 1.3x faster; greedy results equal up to float rounding; default 1)")
     p.add_argument("--max-new-tokens", type=int, help="tokens per model turn (default 16 single-turn, 96 multi-turn)")
     p.add_argument("--temperature", type=float, default=0.0, help="0 = greedy (default)")
+    p.add_argument("--decoding", choices=DECODING_MODES, default="generate",
+                   help="local models: Hugging Face generate (default), or osint-eval's Decoder for small full-attention "
+                        "models ('exact': generate's prefill; 'prefix': each turn prefills only what it adds)")
     p.add_argument("--context-mode", choices=["triples", "records"], default="triples", help="single-turn context")
     p.add_argument("--n-distractors", type=int, default=6, help="single-turn context: edges around the named entities")
     p.add_argument("--decoys", type=int, default=3, help="single-turn context: decoy chains from other start entities")
@@ -79,6 +84,7 @@ def _policy(spec: str, args: argparse.Namespace) -> Any:
 
     if spec not in SCRIPTED and not spec.startswith("openai:"):
         kwargs["batch_size"] = args.batch_size
+        kwargs["decoding"] = args.decoding
     return make_policy(spec, **kwargs)
 
 

@@ -24,6 +24,8 @@ from typing import Any
 from osint_eval.errors import EvalError
 
 TINY_PREFIX = "tiny:"
+# How a local model decodes: Hugging Face generate, or `osint_eval.decoding.Decoder` in one of its modes.
+DECODING_MODES = ("generate", "exact", "prefix")
 CORPUS_VERSION = "14"  # bump when the tokenizer corpus changes, to invalidate caches
 # Every entity id of a default-sized world gets a token of its own: a model then copies an answer
 # from its context as one token instead of spelling it (ids beyond these ranges still tokenize, by BPE).

@@ -168,20 +168,32 @@ class OraclePolicy(Policy):
 class HFPolicy(Policy):
     """A Hugging Face causal LM with batched generation (loaded once). If its chat template renders
     tools (``native_tools``), multi-turn conversations are in that template's own tool-call format
-    and the env's tool schemas are passed to the template (see `osint_gym.chat`)."""
+    and the env's tool schemas are passed to the template (see `osint_gym.chat`). ``decoding``: Hugging
+    Face ``generate`` (``"generate"``), or `osint_eval.decoding.Decoder` in its ``"exact"`` or
+    ``"prefix"`` mode (the fast paths for small models; ``"prefix"`` reuses each episode's earlier turns)."""
 
     is_model = True
     shardable = True
 
     def __init__(self, model: str, *, batch_size: int = 32, max_new_tokens: int = 64, temperature: float = 0.0,
-                 top_p: float = 1.0, seed: int = 0, dtype: str = "auto", device: str | None = None) -> None:
-        from osint_eval.modeling import load_model_and_tokenizer
+                 top_p: float = 1.0, seed: int = 0, dtype: str = "auto", device: str | None = None,
+                 decoding: str = "generate") -> None:
+        from osint_eval.modeling import DECODING_MODES, load_model_and_tokenizer
+
+        if decoding not in DECODING_MODES:
+            raise EvalError(f"decoding must be one of {', '.join(DECODING_MODES)}; got {decoding!r}")
 
         self.name = model
         self.model_ref = model
         self._kwargs = {"batch_size": batch_size, "max_new_tokens": max_new_tokens, "temperature": temperature,
-                        "top_p": top_p, "seed": seed, "dtype": dtype, "device": device}
+                        "top_p": top_p, "seed": seed, "dtype": dtype, "device": device, "decoding": decoding}
         self.model, self.tokenizer = load_model_and_tokenizer(model, dtype=dtype, device=device)
+        self.decoder: Any = None
+        if decoding != "generate":
+            from osint_eval.decoding import Decoder
+
+            self.decoder = Decoder(self.model, eos_token_ids=[self.tokenizer.eos_token_id],
+                                   pad_token_id=self.tokenizer.pad_token_id, mode=decoding)
         if self.tokenizer.chat_template is None:
             raise EvalError(f"model {model!r} has no chat template; use an instruct/chat model")
         self.native_tools = chat.supports_tools(self.tokenizer.chat_template)
@@ -196,7 +208,7 @@ class HFPolicy(Policy):
 
     def describe(self) -> dict[str, Any]:
         return {"name": self.name, "type": "HFPolicy", "max_new_tokens": self.max_new_tokens,
-                "temperature": self.temperature, "top_p": self.top_p, "seed": self.seed}
+                "temperature": self.temperature, "top_p": self.top_p, "seed": self.seed, "decoding": self._kwargs["decoding"]}
 
     def act(self, batch: list[PolicyInput]) -> list[str]:
         tools = [b.env.schemas if self.native_tools and b.env is not None else None for b in batch]
@@ -212,8 +224,6 @@ class HFPolicy(Policy):
     def generate(self, conversations: list[list[dict[str, Any]]], *, num_return_sequences: int = 1,
                  temperature: float | None = None, tools: list[list[dict[str, Any]] | None] | None = None) -> list[str]:
         """Completions for each conversation (``num_return_sequences`` each, consecutive)."""
-        import torch
-
         temperature = self.temperature if temperature is None else temperature
         out: list[str] = [""] * (len(conversations) * num_return_sequences)
         unfinished: list[bool] = [False] * len(out)
@@ -221,28 +231,49 @@ class HFPolicy(Policy):
         rendered = self.render(conversations, tools)
         # batches of similar length: a batch costs its longest prompt times its size (left padding)
         order = sorted(range(len(rendered)), key=lambda i: len(rendered[i]))
+        n = num_return_sequences
         for start in range(0, len(order), self.batch_size):
             chunk = order[start : start + self.batch_size]
             texts = [rendered[i] for i in chunk]
-            enc = self.tokenizer(texts, return_tensors="pt", padding=True, add_special_tokens=False).to(device)
-            kwargs: dict[str, Any] = {"max_new_tokens": self.max_new_tokens, "pad_token_id": self.tokenizer.pad_token_id,
-                                      "eos_token_id": self.tokenizer.eos_token_id, "num_return_sequences": num_return_sequences}
-            if temperature > 0:
-                torch.manual_seed(self.seed + start)
-                kwargs.update(do_sample=True, temperature=temperature, top_p=self.top_p)
+            if self.decoder is not None:
+                texts_out, cut = self._decode(texts, n, temperature, start)
             else:
-                kwargs.update(do_sample=False, temperature=None, top_p=None, top_k=None)
-            with torch.no_grad():
-                gen = self.model.generate(**enc, **kwargs)
-            new = gen[:, enc["input_ids"].shape[1]:]
-            self.tokens_generated += int((new != self.tokenizer.pad_token_id).sum())
-            texts_out = self.tokenizer.batch_decode(new, skip_special_tokens=True)
-            cut = [not bool(row.any()) for row in (new == self.tokenizer.eos_token_id)]
-            n = num_return_sequences
+                texts_out, cut = self._generate(texts, n, temperature, start, device)
             for k, i in enumerate(chunk):  # back in the callers' order, the n of a conversation consecutive
                 out[i * n : (i + 1) * n], unfinished[i * n : (i + 1) * n] = texts_out[k * n : (k + 1) * n], cut[k * n : (k + 1) * n]
         self.last_unfinished = unfinished  # per completion: no end-of-turn token within max_new_tokens
         return out
+
+    def _generate(self, texts: list[str], n: int, temperature: float, start: int, device: Any) -> tuple[list[str], list[bool]]:
+        """Hugging Face ``generate`` on one batch: the completions and, per completion, whether it has no end token."""
+        import torch
+
+        enc = self.tokenizer(texts, return_tensors="pt", padding=True, add_special_tokens=False).to(device)
+        kwargs: dict[str, Any] = {"max_new_tokens": self.max_new_tokens, "pad_token_id": self.tokenizer.pad_token_id,
+                                  "eos_token_id": self.tokenizer.eos_token_id, "num_return_sequences": n}
+        if temperature > 0:
+            torch.manual_seed(self.seed + start)
+            kwargs.update(do_sample=True, temperature=temperature, top_p=self.top_p)
+        else:
+            kwargs.update(do_sample=False, temperature=None, top_p=None, top_k=None)
+        with torch.no_grad():
+            gen = self.model.generate(**enc, **kwargs)
+        new = gen[:, enc["input_ids"].shape[1]:]
+        self.tokens_generated += int((new != self.tokenizer.pad_token_id).sum())
+        cut = [not bool(row.any()) for row in (new == self.tokenizer.eos_token_id)]
+        return self.tokenizer.batch_decode(new, skip_special_tokens=True), cut
+
+    def _decode(self, texts: list[str], n: int, temperature: float, start: int) -> tuple[list[str], list[bool]]:
+        """The same through `osint_eval.decoding.Decoder` (sampling draws from its own seeded generator)."""
+        import torch
+
+        ids = [row for row in self.tokenizer(texts, add_special_tokens=False)["input_ids"] for _ in range(n)]
+        gen = torch.Generator().manual_seed(self.seed + start) if temperature > 0 else None
+        new = self.decoder.generate(ids, max_new_tokens=self.max_new_tokens, temperature=temperature, top_p=self.top_p,
+                                    generator=gen)
+        self.tokens_generated += sum(len(t) for t in new)
+        cut = [self.tokenizer.eos_token_id not in t for t in new]
+        return self.tokenizer.batch_decode(new, skip_special_tokens=True), cut
 
     def close(self) -> None:
         del self.model

@@ -12,6 +12,7 @@ from typing import Any
 
 import tomllib
 
+from osint_eval.modeling import DECODING_MODES
 from osint_gym.errors import from_table, read_toml, unknown_key_message
 from osint_selfplay.errors import ConfigError
 from osint_selfplay.grpo_config import GRPOPhaseConfig
@@ -38,9 +39,12 @@ class ModelConfig:
     generator: str = _f("tiny:128x3", "Generator model: hub id, local folder or tiny:<hidden>x<layers> spec.")
     answerer: str = _f("tiny:128x3", "Answerer model (ignored with model_topology='shared', which uses `generator`).")
     dtype: str = _f("float32", "Weights dtype: float32, bfloat16, float16 or auto.")
+    decoding: str = _f("generate", "Hugging Face generation (evaluation, sampling, CPU rollouts): 'generate' (transformers'), "
+                       "'exact' or 'prefix' (osint-eval's Decoder for small full-attention models; see osint_eval.decoding).")
 
     def __post_init__(self) -> None:
         _choice("model.dtype", self.dtype, ("float32", "bfloat16", "float16", "auto"))
+        _choice("model.decoding", self.decoding, DECODING_MODES)
         for name in ("generator", "answerer"):
             if not isinstance(getattr(self, name), str) or not getattr(self, name):
                 raise ConfigError(f"model.{name} must be a non-empty string")

@@ -125,7 +125,8 @@ def _policies(cfg: Any, paths: dict[str, str], *, scripted: bool = True) -> dict
     ev, a = cfg.eval, cfg.answerer
     multi = a.mode == "multi_turn"
     tokens = cfg.grpo_answerer.max_completion_length if not multi else min(cfg.grpo_answerer.max_completion_length, ev.max_new_tokens)
-    policies: dict[str, Any] = {name: HFPolicy(p, batch_size=ev.batch_size, max_new_tokens=tokens, temperature=0.0)
+    policies: dict[str, Any] = {name: HFPolicy(p, batch_size=ev.batch_size, max_new_tokens=tokens, temperature=0.0,
+                                                         decoding=cfg.model.decoding)
                                 for name, p in paths.items()}
     if not scripted:
         return policies
@@ -229,7 +230,8 @@ def _single_turn_reference(cfg: Any, taskset: Any) -> dict[str, Any] | None:
         return None
     if not Path(ev.single_turn_model).exists():
         return {"model": ev.single_turn_model, "missing": True}
-    policy = HFPolicy(ev.single_turn_model, batch_size=ev.batch_size, max_new_tokens=64, temperature=0.0)
+    policy = HFPolicy(ev.single_turn_model, batch_size=ev.batch_size, max_new_tokens=64, temperature=0.0,
+                      decoding=cfg.model.decoding)
     try:
         st = evaluate({"single_turn": policy}, taskset, mode="single_turn", seed=cfg.seed, progress=True,
                       context_mode="triples", n_distractors=6, batch_size=ev.batch_size)

@@ -195,7 +195,7 @@ class SelfPlayRun:
             completions = phases.sample_completions(
                 current["generator"], [generator_messages(w, o) for w, o in zip(worlds, offers)],
                 temperature=cfg.generator.sample_temperature, seed=stream_seed(cfg.seed, "sample_generation", r),
-                max_new_tokens=cfg.grpo_generator.max_completion_length)
+                max_new_tokens=cfg.grpo_generator.max_completion_length, decoding=cfg.model.decoding)
             batch = validate_sampled(worlds, offers, completions, max_hops=cfg.generator.max_hops, id_prefix=f"gen-r{r}-")
             tasks, reasons, records = batch.tasks, batch.reasons, batch.records
             # the frozen answerer's estimated solve rate of each valid task (k samples, as the generator's reward)
@@ -243,7 +243,7 @@ class SelfPlayRun:
                 a = cfg.answerer
                 rollout = MultiTurnRollout(self.pool, rows, max_turns=a.max_turns, max_parallel_calls=a.max_parallel_calls,
                                            max_observation_chars=a.max_observation_chars, observation_format=a.observation_format,
-                                           bare=a.bare_prompt)
+                                           bare=a.bare_prompt, decoding=cfg.model.decoding)
                 reward: Any = EpisodeReward(cfg.parl, cfg.grpo_answerer.num_generations)
             else:
                 reward = AnswererReward(cfg.grpo_answerer.num_generations)
@@ -260,6 +260,8 @@ class SelfPlayRun:
                     "mean_tool_calls": sum(s["tool_calls"] for s in stats) / max(1, len(stats)),
                     "mean_critical_steps": sum(s["critical_steps"] for s in stats) / max(1, len(stats)),
                     "mean_env_reward": sum(s["env_reward"] for s in stats) / max(1, len(stats)),
+                    "decoding": cfg.model.decoding,
+                    "decode_seconds": rollout.decode_seconds,
                 }
             else:
                 metrics["reward_seconds"] = reward.seconds

@@ -275,7 +275,8 @@ def run_grpo(model_path: str, rows: list[dict[str, Any]], reward: Any, phase: GR
 
 
 def sample_completions(model_dir: str, conversations: list[list[dict[str, str]]], *, temperature: float, seed: int,
-                       max_new_tokens: int, batch_size: int = 64, desc: str = "sampling") -> list[str]:
+                       max_new_tokens: int, batch_size: int = 64, desc: str = "sampling",
+                       decoding: str = "generate") -> list[str]:
     """Completions of a checkpoint (the generator proposing tasks for the answerer), with a
     progress bar. Batch ``b`` is seeded ``seed + b * batch_size``, exactly as one ``generate`` call
     over all conversations would seed it, so the bar changes no sample."""
@@ -283,7 +284,8 @@ def sample_completions(model_dir: str, conversations: list[list[dict[str, str]]]
 
     from osint_eval.policies import HFPolicy
 
-    policy = HFPolicy(model_dir, batch_size=batch_size, max_new_tokens=max_new_tokens, temperature=temperature, seed=seed)
+    policy = HFPolicy(model_dir, batch_size=batch_size, max_new_tokens=max_new_tokens, temperature=temperature, seed=seed,
+                      decoding=decoding)
     out: list[str] = []
     try:
         with tqdm(total=len(conversations), desc=desc, unit="prompt", leave=False) as bar:

@@ -114,7 +114,7 @@ def relabelled_rows(model_dir: str, pool: WorldPool, cfg: RunConfig, tasks: list
     from osint_eval.policies import HFPolicy
 
     policy = HFPolicy(model_dir, batch_size=cfg.eval.batch_size, max_new_tokens=cfg.eval.max_new_tokens,
-                      temperature=cfg.relabel.temperature, seed=seed)
+                      temperature=cfg.relabel.temperature, seed=seed, decoding=cfg.model.decoding)
     items = [{"task": t.to_dict(), "world_seed": w.seed} for w, t in tasks]
     if workers <= 1:
         results = [_shard(policy, pool, cfg, items)]

@@ -19,12 +19,15 @@ Episodes run through osint-gym's one episode loop (`osint_gym.agents.run_episode
 agent that generates every pending turn together; when the token budget runs out the agent stops
 its episode, which the env scores as its own truncation. Everything logged comes from the env's
 episode record. Generation goes through the trainer's own single-turn generator, so the same code
-runs with Hugging Face generation on a CPU and with vLLM on a GPU.
+runs with Hugging Face generation on a CPU and with vLLM on a GPU; with ``decoding`` ``"exact"`` or
+``"prefix"`` (and no vLLM), `osint_eval.decoding.Decoder` decodes every turn instead, each row
+limited to what is left of its token budget (``"prefix"`` prefills only the tokens a turn adds).
 """
 
 from __future__ import annotations
 
 import json
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -34,7 +37,7 @@ from osint_gym.env import OSINTEnv
 from osint_gym.episode import EpisodeRecord
 from osint_gym.tasks import Task
 from osint_selfplay.errors import SelfPlayError
-from osint_selfplay.trl_compat import generate_turn
+from osint_selfplay.trl_compat import generate_turn, rollout_decoder
 from osint_selfplay.worlds import WorldPool
 
 
@@ -82,6 +85,7 @@ class _TokenAgent:
         self.eos_ids = set(getattr(trainer, "eos_token_ids", [self.tokenizer.eos_token_id]))
         self.native = chat.supports_tools(getattr(self.tokenizer, "chat_template", None))
         self.state: dict[int, _Tokens] = {}
+        self.decoder = rollout_decoder(trainer, rollout.decoding)
 
     def reset(self, index: int, env: OSINTEnv, observation: str, info: dict[str, Any]) -> None:
         # the row's prompt is the plain opening; a native template gets the env's schemas instead
@@ -114,7 +118,11 @@ class _TokenAgent:
             else:
                 ready.append(i)
         if ready:
-            outs = generate_turn(self.trainer, [self.state[i].prompt_ids + self.state[i].completion_ids for i in ready])
+            eps = [self.state[i] for i in ready]
+            start = time.perf_counter()
+            outs = generate_turn(self.trainer, [ep.prompt_ids + ep.completion_ids for ep in eps], self.decoder,
+                                 [self.budget - len(ep.completion_ids) for ep in eps])
+            self.rollout.decode_seconds += time.perf_counter() - start
             for i, ids in zip(ready, outs):
                 actions[i] = self._take_turn(self.state[i], list(ids))
         return [actions[i] for i, _ in pending]
@@ -136,12 +144,15 @@ class MultiTurnRollout:
     """``rollout_func(prompts, trainer) -> dict`` for GRPOTrainer."""
 
     def __init__(self, pool: WorldPool, rows: list[dict[str, Any]], *, max_turns: int, max_parallel_calls: int,
-                 max_observation_chars: int, observation_format: str = "json", bare: bool = False) -> None:
+                 max_observation_chars: int, observation_format: str = "json", bare: bool = False,
+                 decoding: str = "generate") -> None:
         self.pool = pool
+        self.decoding = decoding  # see `osint_selfplay.trl_compat.rollout_decoder`
         self.observation_format, self.bare = observation_format, bare
         self.tasks = {prompt_key(r["prompt"]): (Task.from_dict(json.loads(r["task"])), r["world_seed"]) for r in rows}
         self.max_turns, self.max_parallel_calls, self.max_observation_chars = max_turns, max_parallel_calls, max_observation_chars
         self.stats: list[dict[str, Any]] = []  # one record per rollout, for the run summary
+        self.decode_seconds = 0.0  # time spent generating model turns, summed over rollouts
 
     # ------------------------------------------------------------------ chat glue
     @staticmethod

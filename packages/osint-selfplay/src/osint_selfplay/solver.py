@@ -24,10 +24,12 @@ class SolverSampler:
 
     def __init__(self, model_dir: str, *, k: int, temperature: float, context_mode: str,
                  n_distractors: int, seed: int, max_new_tokens: int, batch_size: int = 64, decoys: int = 3,
-                 episode: dict[str, Any] | None = None, budgets: Budgets | None = None) -> None:
+                 episode: dict[str, Any] | None = None, budgets: Budgets | None = None,
+                 decoding: str = "generate") -> None:
         from osint_eval.policies import HFPolicy
 
-        self.policy = HFPolicy(model_dir, batch_size=batch_size, max_new_tokens=max_new_tokens, temperature=temperature, seed=seed)
+        self.policy = HFPolicy(model_dir, batch_size=batch_size, max_new_tokens=max_new_tokens, temperature=temperature, seed=seed,
+                             decoding=decoding)
         self.k, self.temperature = k, temperature
         self.context_mode, self.n_distractors, self.seed, self.decoys = context_mode, n_distractors, seed, decoys
         if (episode is None) != (budgets is None):
@@ -49,7 +51,7 @@ class SolverSampler:
                    n_distractors=a.n_distractors, decoys=a.decoys, seed=seed,
                    max_new_tokens=cfg.eval.max_new_tokens if multi else cfg.grpo_answerer.max_completion_length,
                    episode=episode_kwargs(a, cfg.eval.batch_size) if multi else None,
-                   budgets=answerer_budgets(cfg) if multi else None)
+                   budgets=answerer_budgets(cfg) if multi else None, decoding=cfg.model.decoding)
 
     def solve_rates(self, items: list[tuple[World, Task]]) -> list[float]:
         """Solve rate of each (world, task): the share of k samples that answer correctly."""

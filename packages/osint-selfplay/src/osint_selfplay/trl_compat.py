@@ -6,7 +6,9 @@
 * `generate_turn` wraps ``GRPOTrainer._generate_single_turn`` (private in TRL 1.16: its
   ``rollout_func`` gets no public generation helper, and this one serves both HF generation and
   vLLM). `check_generate_signature` fails loudly on a TRL whose signature differs; the package
-  pins TRL to the versions this was checked against (``trl>=1.16,<1.17``).
+  pins TRL to the versions this was checked against (``trl>=1.16,<1.17``). With ``model.decoding``
+  ``"exact"`` or ``"prefix"`` and no vLLM, the turn is decoded by `osint_eval.decoding.Decoder` on the
+  trainer's own model and sampling settings instead (`rollout_decoder`); vLLM rollouts are unchanged.
 
 Everything here imports trl, so callers import this module inside functions.
 """
@@ -99,9 +101,32 @@ def check_generate_signature(trainer_cls: type | None = None) -> None:
         )
 
 
-def generate_turn(trainer: Any, prompt_ids: list[list[int]]) -> list[list[int]]:
+def rollout_decoder(trainer: Any, mode: str) -> Any:
+    """A fresh `osint_eval.decoding.Decoder` on the trainer's model for one rollout (its stored states
+    belong to this step's weights), or None where the trainer's own generator decodes: ``mode``
+    ``"generate"``, or a trainer that generates with vLLM."""
+    if mode == "generate" or getattr(trainer, "use_vllm", False):
+        return None
+    from osint_eval.decoding import Decoder
+
+    if trainer.repetition_penalty != 1.0 or trainer.args.generation_kwargs:
+        raise ConfigError(f"model.decoding={mode!r} samples with temperature, top_p, top_k and min_p only; "
+                          "grpo_answerer.repetition_penalty and generation_kwargs need model.decoding='generate'")
+    model = trainer.accelerator.unwrap_model(trainer.model)
+    return Decoder(model, eos_token_ids=list(trainer.eos_token_ids), pad_token_id=trainer.processing_class.pad_token_id,
+                   mode=mode)
+
+
+def generate_turn(trainer: Any, prompt_ids: list[list[int]], decoder: Any = None,
+                  max_new_tokens: list[int] | None = None) -> list[list[int]]:
     """One model turn for each prompt (token ids in, completion token ids out), through the
-    trainer's own generator: HF ``generate`` on a CPU, vLLM when the trainer uses it."""
+    trainer's own generator (HF ``generate`` on a CPU, vLLM when the trainer uses it) or, if given,
+    ``decoder`` with the trainer's sampling settings and a token limit per prompt (``max_new_tokens``,
+    default the trainer's ``max_completion_length``)."""
+    if decoder is not None:
+        limits = max_new_tokens or [trainer.max_completion_length] * len(prompt_ids)
+        return decoder.generate(prompt_ids, max_new_tokens=limits, temperature=trainer.temperature, top_p=trainer.top_p,
+                                top_k=trainer.top_k or 0, min_p=trainer.min_p)
     trainer_cls: type = type(trainer)  # a plain `type`: mypy wrongly finds `type[Any]` unhashable
     check_generate_signature(trainer_cls)
     completion_ids, _logprobs = trainer._generate_single_turn(prompt_ids, None, {}, 1)
