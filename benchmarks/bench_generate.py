@@ -45,10 +45,11 @@ def main() -> None:
         runs[mode] = run_multi_turn(policy, world, tasks, **EPISODE)
         seconds = time.perf_counter() - start
         d = policy.decoder
+        same = sum(a.transcript == b.transcript for a, b in zip(runs["generate"], runs[mode]))
         out[mode] = {"seconds": round(seconds, 2), "episodes_per_second": round(len(tasks) / seconds, 2),
-                     "solved": sum(r.correct for r in runs[mode]),
-                     "same_transcripts_as_generate": sum(a.transcript == b.transcript for a, b in zip(runs["generate"], runs[mode])),
-                     "prefilled_tokens": d.prefilled_tokens if d else None, "reused_tokens": d.reused_tokens if d else None}
+                     "solved": sum(r.correct for r in runs[mode]), "same_transcripts_as_generate": same,
+                     "prefilled_tokens": d.prefilled_tokens if d else None,
+                     "reused_tokens": d.reused_tokens if d else None}
         out[mode]["speedup_vs_generate"] = round(out["generate"]["seconds"] / seconds, 2)
         print(f"{mode:9s} {seconds:6.1f} s  {out[mode]['episodes_per_second']:6.2f} episodes/s  "
               f"x{out[mode]['speedup_vs_generate']:.2f}  solved {out[mode]['solved']}/{len(tasks)}  "

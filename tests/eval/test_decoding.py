@@ -99,7 +99,8 @@ def test_seeded_sampling_is_reproducible_and_top_k_1_is_greedy(tiny, prompts, eo
     decoder = Decoder(model, eos_token_ids=eos, pad_token_id=tokenizer.pad_token_id)
 
     def sample(seed, **kw):
-        return decoder.generate(prompts, max_new_tokens=8, temperature=1.0, generator=torch.Generator().manual_seed(seed), **kw)
+        generator = torch.Generator().manual_seed(seed)
+        return decoder.generate(prompts, max_new_tokens=8, temperature=1.0, generator=generator, **kw)
 
     assert sample(1) == sample(1) and sample(1) != sample(2)
     assert sample(3, top_k=1) == decoder.generate(prompts, max_new_tokens=8)
@@ -112,7 +113,8 @@ def test_multi_turn_episodes_are_the_same_in_every_decoding_mode(tiny):
     for mode in ("generate", "exact", "prefix"):
         policy = HFPolicy(path, batch_size=4, max_new_tokens=10, decoding=mode)
         assert policy.describe()["decoding"] == mode
-        runs[mode] = [(r.transcript, r.end, r.reward) for r in run_multi_turn(policy, dev.world, dev.tasks, max_steps=3)]
+        episodes = run_multi_turn(policy, dev.world, dev.tasks, max_steps=3)
+        runs[mode] = [(r.transcript, r.end, r.reward) for r in episodes]
     assert runs["exact"] == runs["generate"] and runs["prefix"] == runs["generate"]
 
 

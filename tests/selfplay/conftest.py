@@ -35,8 +35,9 @@ def micro_overrides(out_dir, **extra):
     return [f"{k}={v}" for k, v in base.items()]
 
 
-TIMING_KEYS = ("wall_seconds", "seconds", "started", "solver_seconds", "reward_seconds", "decode_seconds", "step_time", "train_runtime",
-               "train_samples_per_second", "train_steps_per_second", "tokens_per_second", "tokenize_seconds")
+TIMING_KEYS = ("wall_seconds", "seconds", "started", "solver_seconds", "reward_seconds", "decode_seconds", "step_time",
+               "train_runtime", "train_samples_per_second", "train_steps_per_second", "tokens_per_second",
+               "tokenize_seconds")
 
 
 def artifact_digests(root):

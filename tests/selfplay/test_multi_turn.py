@@ -111,7 +111,8 @@ def test_rollouts_are_the_same_through_the_decoder_under_greedy_decoding(tmp_pat
 def test_decoder_rollouts_refuse_sampling_settings_they_do_not_apply(tmp_path, tiny_path):
     from osint_selfplay.errors import ConfigError
 
-    cfg, rows, rollout, trainer = _setup(tmp_path, tiny_path, decoding="prefix", **{"grpo_answerer.repetition_penalty": 1.1})
+    penalty = {"grpo_answerer.repetition_penalty": 1.1}
+    cfg, rows, rollout, trainer = _setup(tmp_path, tiny_path, decoding="prefix", **penalty)
     with pytest.raises(ConfigError, match="repetition_penalty and generation_kwargs need model.decoding='generate'"):
         rollout([rows[0]["prompt"]] * 4, trainer)
 

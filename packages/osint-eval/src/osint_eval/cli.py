@@ -42,8 +42,9 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-new-tokens", type=int, help="tokens per model turn (default 16 single-turn, 96 multi-turn)")
     p.add_argument("--temperature", type=float, default=0.0, help="0 = greedy (default)")
     p.add_argument("--decoding", choices=DECODING_MODES, default="generate",
-                   help="local models: Hugging Face generate (default), or osint-eval's Decoder for small full-attention "
-                        "models ('exact': generate's prefill; 'prefix': each turn prefills only what it adds)")
+                   help="local models: Hugging Face generate (default), or osint-eval's Decoder for small "
+                        "full-attention models ('exact': generate's prefill; 'prefix': each turn prefills only "
+                        "what it adds)")
     p.add_argument("--context-mode", choices=["triples", "records"], default="triples", help="single-turn context")
     p.add_argument("--n-distractors", type=int, default=6, help="single-turn context: edges around the named entities")
     p.add_argument("--decoys", type=int, default=3, help="single-turn context: decoy chains from other start entities")

@@ -29,7 +29,13 @@ from typing import Any
 
 import numpy as np
 import torch
-from transformers import LogitsProcessorList, MinPLogitsWarper, TemperatureLogitsWarper, TopKLogitsWarper, TopPLogitsWarper
+from transformers import (
+    LogitsProcessorList,
+    MinPLogitsWarper,
+    TemperatureLogitsWarper,
+    TopKLogitsWarper,
+    TopPLogitsWarper,
+)
 from transformers.cache_utils import Cache, DynamicLayer
 
 from osint_eval.errors import EvalError
@@ -50,7 +56,8 @@ class _BufferLayer(DynamicLayer):
     def _views(self) -> None:
         self.keys, self.values = self.kbuf[:, :, : self.n], self.vbuf[:, :, : self.n]
 
-    def update(self, key_states: torch.Tensor, value_states: torch.Tensor, *args: Any, **kwargs: Any) -> tuple[torch.Tensor, torch.Tensor]:
+    def update(self, key_states: torch.Tensor, value_states: torch.Tensor, *args: Any,
+               **kwargs: Any) -> tuple[torch.Tensor, torch.Tensor]:
         t = key_states.shape[-2]
         self.kbuf[:, :, self.n : self.n + t] = key_states
         self.vbuf[:, :, self.n : self.n + t] = value_states
@@ -132,7 +139,8 @@ class Decoder:
         self.store.clear()
 
     @staticmethod
-    def processors(temperature: float, top_p: float = 1.0, top_k: int = 0, min_p: float | None = None) -> LogitsProcessorList:
+    def processors(temperature: float, top_p: float = 1.0, top_k: int = 0,
+                   min_p: float | None = None) -> LogitsProcessorList:
         """Transformers' own warpers, in ``generate``'s order."""
         out = LogitsProcessorList()
         if temperature != 1.0:

@@ -208,7 +208,8 @@ class HFPolicy(Policy):
 
     def describe(self) -> dict[str, Any]:
         return {"name": self.name, "type": "HFPolicy", "max_new_tokens": self.max_new_tokens,
-                "temperature": self.temperature, "top_p": self.top_p, "seed": self.seed, "decoding": self._kwargs["decoding"]}
+                "temperature": self.temperature, "top_p": self.top_p, "seed": self.seed,
+                "decoding": self._kwargs["decoding"]}
 
     def act(self, batch: list[PolicyInput]) -> list[str]:
         tools = [b.env.schemas if self.native_tools and b.env is not None else None for b in batch]
@@ -244,8 +245,10 @@ class HFPolicy(Policy):
         self.last_unfinished = unfinished  # per completion: no end-of-turn token within max_new_tokens
         return out
 
-    def _generate(self, texts: list[str], n: int, temperature: float, start: int, device: Any) -> tuple[list[str], list[bool]]:
-        """Hugging Face ``generate`` on one batch: the completions and, per completion, whether it has no end token."""
+    def _generate(self, texts: list[str], n: int, temperature: float, start: int,
+                  device: Any) -> tuple[list[str], list[bool]]:
+        """Hugging Face ``generate`` on one batch: the completions and, per completion, whether it has no end
+        token."""
         import torch
 
         enc = self.tokenizer(texts, return_tensors="pt", padding=True, add_special_tokens=False).to(device)

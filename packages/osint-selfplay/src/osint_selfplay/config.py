@@ -39,8 +39,9 @@ class ModelConfig:
     generator: str = _f("tiny:128x3", "Generator model: hub id, local folder or tiny:<hidden>x<layers> spec.")
     answerer: str = _f("tiny:128x3", "Answerer model (ignored with model_topology='shared', which uses `generator`).")
     dtype: str = _f("float32", "Weights dtype: float32, bfloat16, float16 or auto.")
-    decoding: str = _f("generate", "Hugging Face generation (evaluation, sampling, CPU rollouts): 'generate' (transformers'), "
-                       "'exact' or 'prefix' (osint-eval's Decoder for small full-attention models; see osint_eval.decoding).")
+    decoding: str = _f("generate", "Hugging Face generation (evaluation, sampling, CPU rollouts): 'generate' "
+                       "(transformers'), 'exact' or 'prefix' (osint-eval's Decoder for small full-attention models; "
+                       "see osint_eval.decoding).")
 
     def __post_init__(self) -> None:
         _choice("model.dtype", self.dtype, ("float32", "bfloat16", "float16", "auto"))

@@ -284,8 +284,8 @@ def sample_completions(model_dir: str, conversations: list[list[dict[str, str]]]
 
     from osint_eval.policies import HFPolicy
 
-    policy = HFPolicy(model_dir, batch_size=batch_size, max_new_tokens=max_new_tokens, temperature=temperature, seed=seed,
-                      decoding=decoding)
+    policy = HFPolicy(model_dir, batch_size=batch_size, max_new_tokens=max_new_tokens, temperature=temperature,
+                      seed=seed, decoding=decoding)
     out: list[str] = []
     try:
         with tqdm(total=len(conversations), desc=desc, unit="prompt", leave=False) as bar:

@@ -28,8 +28,8 @@ class SolverSampler:
                  decoding: str = "generate") -> None:
         from osint_eval.policies import HFPolicy
 
-        self.policy = HFPolicy(model_dir, batch_size=batch_size, max_new_tokens=max_new_tokens, temperature=temperature, seed=seed,
-                             decoding=decoding)
+        self.policy = HFPolicy(model_dir, batch_size=batch_size, max_new_tokens=max_new_tokens,
+                               temperature=temperature, seed=seed, decoding=decoding)
         self.k, self.temperature = k, temperature
         self.context_mode, self.n_distractors, self.seed, self.decoys = context_mode, n_distractors, seed, decoys
         if (episode is None) != (budgets is None):
