@@ -10,6 +10,7 @@ from osint_gym import chat
 from osint_gym.compact import parse_compact
 from osint_gym.tasks import verified
 from osint_selfplay import data
+from osint_selfplay.artifacts import read_jsonl
 from osint_selfplay.config import load_config
 from osint_selfplay.worlds import WorldPool
 
@@ -155,7 +156,7 @@ def test_the_main_jobs_shape_runs_end_to_end_then_its_controls(tmp_path, monkeyp
         "answerer.mode": "'multi_turn'", "answerer.max_turns": 6, "answerer.max_observation_chars": 4000,
         "answerer.observation_format": "'compact'", "answerer.action_format": "'short'", "answerer.tasks_per_round": 8, "answerer.bare_prompt": "true",
         "canonical_graph_mode": "'choose'", "generator.offer_filters": "true", "generator.max_hops": 2,
-        "answerer.frontier": "[0.0, 1.0]", "grpo_generator.max_completion_length": 8,
+        "answerer.frontier": "[0.0, 1.0]", "grpo_generator.max_completion_length": 8, "answerer.seed_candidates": 2,
         "warm_start.answerer_examples": 24, "warm_start.packing": "true", "warm_start.control": "false",
         "warm_start.decay_fraction": 0.5,
         "warm_start.max_length": 768, "warm_start.batch_size": 2, "grpo_answerer.max_completion_length": 64,
@@ -217,6 +218,13 @@ def test_the_main_jobs_shape_runs_end_to_end_then_its_controls(tmp_path, monkeyp
     assert len(tasks) == sampled["valid"] and all(json.loads(t["provenance"])["solve_rate"] in (0.0, 0.5, 1.0) for t in tasks)
     assert mix["valid_generated"] == sampled["valid"] and mix["outside_frontier"] == 0 and mix["frontier"] == [0.0, 1.0]
     assert sampled["valid"] >= 4 and mix["generated"] == 4 and mix["generated"] + mix["seed"] == 8
+    dyn = mix["dynamic_sampling"]  # the current answerer played 2 candidates per seed task, 2 samples each
+    assert dyn["candidates"] == 2 * mix["seed"] == 8 and dyn["all_solved"] + dyn["none_solved"] <= 8
+    assert dyn["replaced"] <= mix["seed"] and sum(dyn["kept_difficulties"].values()) == mix["seed"]
+    assert uniform["mix"]["dynamic_sampling"]["candidates"] == 16
+    phase_dir = tmp_path / "run" / "round_000" / "answerer"
+    seeds = [r for r in read_jsonl(phase_dir / "tasks.jsonl") if r["source"] == "seed"]
+    assert len(seeds) == mix["seed"] and json.loads((phase_dir / "mix.json").read_text()) == mix
     zero = rnd["answerer"]["zero_variance_by_source"]
     assert sum(z["groups"] for z in zero.values()) >= 1 and set(zero) <= {"generated", "seed"}
     text = format_summary(summary)
@@ -224,4 +232,5 @@ def test_the_main_jobs_shape_runs_end_to_end_then_its_controls(tmp_path, monkeyp
     assert f"from the warm start's step {ws['decay_start']['step']} (" in text and "its schedule stretched by the rounds'" in text
     assert "uniform-task control: round 0's answerer phase again" in text and "final vs uniform_control: success" in text
     assert "strongest scripted baseline" in text
+    assert "dynamic sampling of seed tasks: 8 candidates played" in text
     assert "zero-variance answerer groups:" in text and "frontier band [0.0, 1.0]" in text and "(2 samples each)" in text

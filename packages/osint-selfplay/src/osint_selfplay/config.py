@@ -155,6 +155,10 @@ class AnswererConfig:
     seed_difficulties: list[str] = _f(["easy", "medium"], "Difficulties of the seed tasks.")
     frontier: list[float] = _f([], "[low, high]: only generated tasks whose estimated solve rate (the frozen answerer's, k samples) "
                                    "lies in this band train the answerer; seed tasks top up the rest (counted). [] keeps every valid one.")
+    seed_candidates: int = _f(1, "Dynamic sampling of seed tasks: candidates per seed task. Above 1, the "
+                                 "current answerer plays each candidate generator.solver_samples times at "
+                                 "grpo_answerer.temperature; those it always or never solves are replaced by "
+                                 "the next ones (counted in the summary).")
     uniform_control: bool = _f(False, "Train the uniform-task control inside the job: the last round's answerer phase again, from "
                                       "the same model with the same GRPO steps, on osint-gym seed tasks only; `osint-selfplay "
                                       "controls RUN_DIR` trains it after the job instead.")
@@ -176,6 +180,7 @@ class AnswererConfig:
         _positive("answerer.max_observation_chars", self.max_observation_chars, 256)
         _choice("answerer.context_mode", self.context_mode, ("triples", "records"))
         _positive("answerer.decoys", self.decoys, 0)
+        _positive("answerer.seed_candidates", self.seed_candidates)
         _choice("answerer.observation_format", self.observation_format, ("json", "compact"))
         _choice("answerer.action_format", self.action_format, ("json", "short"))
         if not 0 <= self.generated_share <= 1:

@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import json
 import random
+import time
+from collections import Counter
+from collections.abc import Callable
 from typing import Any, cast
 
 from osint_gym import proposals
@@ -96,11 +99,46 @@ def sft_generator_rows(pool: WorldPool, cfg: RunConfig) -> list[dict[str, Any]]:
     return rows
 
 
+SolveRates = Callable[[list[tuple[World, Task]]], list[float]]
+
+
+def frontier_seed_tasks(pool: WorldPool, cfg: RunConfig, n: int, offset: int, stream: str,
+                        solve_rates: SolveRates) -> tuple[list[tuple[World, Task]], dict[str, Any]]:
+    """Dynamic sampling of ``n`` seed tasks: ``n * answerer.seed_candidates`` candidates, each played
+    by the current answerer (``solve_rates``: k samples per task); the ``n`` first whose estimated
+    rate lies strictly between 0 and 1 (a GRPO group on them has reward variance) are kept in
+    order. Candidates are never dropped silently: if too few are mixed, the first zero-variance
+    ones fill the rest and are counted as ``unreplaced``; ``replaced`` counts the zero-variance
+    tasks among the first ``n`` candidates (the ones plain sampling would have used)."""
+    t0 = time.perf_counter()
+    candidates = seed_tasks(pool, cfg, n * cfg.answerer.seed_candidates, offset, stream)
+    rates = solve_rates(candidates)
+    mixed = [i for i, p in enumerate(rates) if 0 < p < 1]
+    flat = [i for i, p in enumerate(rates) if not 0 < p < 1]
+    chosen = (mixed[:n] + flat[: max(0, n - len(mixed))])
+    kept = [candidates[i] for i in sorted(chosen)]
+    counts = {
+        "candidates": len(candidates),
+        "all_solved": sum(p == 1 for p in rates),
+        "none_solved": sum(p == 0 for p in rates),
+        "replaced": sum(not 0 < p < 1 for p in rates[:n]),
+        "unreplaced": max(0, n - len(mixed)),
+        "mean_rate_candidates": sum(rates) / len(rates) if rates else None,
+        "mean_rate_kept": sum(rates[i] for i in chosen) / len(chosen) if chosen else None,
+        "kept_difficulties": dict(Counter(t.difficulty for _, t in kept)),
+        "seconds": time.perf_counter() - t0,
+    }
+    return kept, counts
+
+
 def mix_answerer_rows(pool: WorldPool, cfg: RunConfig, generated: list[Task], round_index: int,
-                      stream: str = streams.TRAIN) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+                      stream: str = streams.TRAIN,
+                      solve_rates: SolveRates | None = None) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """The answerer's round dataset: generated tasks up to ``generated_share``, seed tasks for the
     rest; if too few generated tasks validated (or lay in the ``answerer.frontier`` band of
-    estimated solve rates), seed tasks top them up and the counts are returned.
+    estimated solve rates), seed tasks top them up and the counts are returned. Given
+    ``solve_rates`` and ``answerer.seed_candidates`` > 1, the seed tasks are dynamically sampled
+    (`frontier_seed_tasks`) and its counts are the mix's ``dynamic_sampling``.
     Rows are single-turn prompts or multi-turn episode openings, by ``answerer.mode``."""
     total = cfg.answerer.tasks_per_round
     want = round(total * cfg.answerer.generated_share)
@@ -110,7 +148,14 @@ def mix_answerer_rows(pool: WorldPool, cfg: RunConfig, generated: list[Task], ro
     used = in_band[:want]
     top_up = want - len(used)
     items = [(pool.world(t.provenance["world_seed"]), t, "generated") for t in used]
-    items += [(w, t, "seed") for w, t in seed_tasks(pool, cfg, total - len(used), round_index * total, stream)]
+    dynamic: dict[str, Any] | None = None
+    candidates = cfg.answerer.seed_candidates
+    if solve_rates is not None and candidates > 1:
+        offset = round_index * total * candidates
+        seeds, dynamic = frontier_seed_tasks(pool, cfg, total - len(used), offset, stream, solve_rates)
+    else:
+        seeds = seed_tasks(pool, cfg, total - len(used), round_index * total, stream)
+    items += [(w, t, "seed") for w, t in seeds]
     random.Random(f"{cfg.seed}:{stream}_mix:{round_index}").shuffle(items)
     over_budget = 0
     if cfg.answerer.mode == "multi_turn":
@@ -119,7 +164,7 @@ def mix_answerer_rows(pool: WorldPool, cfg: RunConfig, generated: list[Task], ro
         rows = [answerer_row(w, t, cfg, source) for w, t, source in items]
     return rows, {"generated": len(used), "seed": total - len(used), "top_up": top_up, "wanted_generated": want,
                   "valid_generated": len(generated), "outside_frontier": outside, "frontier": list(band),
-                  "rows": len(rows), "unsolvable_under_budget": over_budget}
+                  "rows": len(rows), "unsolvable_under_budget": over_budget, "dynamic_sampling": dynamic}
 
 
 def relabel_tasks(pool: WorldPool, cfg: RunConfig, generated: list[Task],

@@ -9,6 +9,7 @@ everything else is done by the main process while the others wait and then read 
 from __future__ import annotations
 
 import dataclasses
+import json
 import logging
 import shutil
 import time
@@ -70,8 +71,6 @@ class SelfPlayRun:
             raise ConfigError(f"{self.root} already holds a run; pass --resume to continue it, --overwrite to replace it, "
                               "or choose another output_dir")
         if resume and manifest.is_file():
-            import json
-
             saved = config_from_dict(json.loads(manifest.read_text())["config"]).to_dict()
             new = cfg.to_dict()
             saved["output_dir"] = new["output_dir"]  # the same run, wherever its folder now is
@@ -212,11 +211,11 @@ class SelfPlayRun:
 
         return self._phase(r, "sample", fn)
 
-    def _solver(self, answerer: str, seed: int) -> Any:
+    def _solver(self, answerer: str, seed: int, temperature: float | None = None) -> Any:
         """The frozen answerer's sampler (`SolverSampler.from_config`)."""
         from osint_selfplay.solver import SolverSampler
 
-        return SolverSampler.from_config(self.cfg, answerer, seed)
+        return SolverSampler.from_config(self.cfg, answerer, seed, temperature)
 
     def _answerer_phase(self, r: int, current: dict[str, str], name: str, *, uniform: bool = False) -> dict[str, Any]:
         """The answerer's GRPO phase ``name`` of round ``r`` from ``current["answerer"]``. ``uniform``: the
@@ -229,12 +228,10 @@ class SelfPlayRun:
         if name == "answerer":  # the uniform-task control's own name keeps the generated tasks out
             sampled = self._dir(r, "sampled") / "tasks.jsonl"
             generated = [Task.from_dict(row) for row in read_jsonl(sampled)] if sampled.is_file() else []
-        rows, mix = data.mix_answerer_rows(self.pool, cfg, generated, r, streams.TRAIN if step == "answerer" else streams.TRAIN_FIRST)
         start = current["answerer"]
 
         def fn() -> dict[str, Any]:
-            if self.dist.is_main:
-                atomic_write_jsonl(out / "tasks.jsonl", rows)
+            rows, mix = self._answerer_rows(r, start, generated, step, out)
             rollout = None
             if cfg.answerer.mode == "multi_turn":
                 from osint_selfplay.rewards import EpisodeReward
@@ -252,17 +249,7 @@ class SelfPlayRun:
             metrics["mix"] = mix
             metrics["start_model"] = start
             if rollout is not None:
-                stats = rollout.stats
-                metrics["rollouts"] = {
-                    "n": len(stats),
-                    "well_formed_tool_call_share": sum(s["well_formed_tool_call"] for s in stats) / max(1, len(stats)),
-                    "cut_by_budget_share": sum(s["cut_by_budget"] for s in stats) / max(1, len(stats)),
-                    "mean_tool_calls": sum(s["tool_calls"] for s in stats) / max(1, len(stats)),
-                    "mean_critical_steps": sum(s["critical_steps"] for s in stats) / max(1, len(stats)),
-                    "mean_env_reward": sum(s["env_reward"] for s in stats) / max(1, len(stats)),
-                    "decoding": cfg.model.decoding,
-                    "decode_seconds": rollout.decode_seconds,
-                }
+                metrics["rollouts"] = rollout.summary()
             else:
                 metrics["reward_seconds"] = reward.seconds
             metrics["zero_variance_by_source"] = reward.zero_variance_share()
@@ -274,6 +261,24 @@ class SelfPlayRun:
         result = self._phase(r, name, fn, collective=True)
         self._advance(current, "answerer", out)
         return result
+
+    def _answerer_rows(self, r: int, answerer: str, generated: list[Task], step: str,
+                       out: Path) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+        """The answerer phase's rows and mix (`data.mix_answerer_rows`), made by the main process
+        (dynamic sampling plays ``answerer``, whose samples may differ across devices) and read back by all."""
+        cfg = self.cfg
+        if self.dist.is_main:
+            rates = None
+            if cfg.answerer.seed_candidates > 1 and not cfg.dry_run:
+                seed = stream_seed(cfg.seed, f"seed_prepass_{step}", r)
+                temperature = getattr(cfg.grpo_answerer, "temperature", 1.0)  # unset: GRPOConfig's default, 1.0
+                rates = self._solver(answerer, seed, temperature).solve_rates
+            stream = streams.TRAIN if step == "answerer" else streams.TRAIN_FIRST
+            rows, mix = data.mix_answerer_rows(self.pool, cfg, generated, r, stream, rates)
+            atomic_write_jsonl(out / "tasks.jsonl", rows)
+            atomic_write_json(out / "mix.json", mix)
+        self.dist.wait()
+        return read_jsonl(out / "tasks.jsonl"), json.loads((out / "mix.json").read_text())
 
     def _relabel_phase(self, r: int, current: dict[str, str]) -> dict[str, Any]:
         """Expert relabelling (`osint_selfplay.relabel`): the answerer plays training tasks, the oracle

@@ -49,6 +49,13 @@ def _round_lines(rnd: dict[str, Any]) -> list[str]:
     if zero:
         lines.append("  zero-variance answerer groups: " + ", ".join(
             f"{src} {z['zero_variance']}/{z['groups']} ({_pct(z['share'])})" for src, z in sorted(zero.items())))
+    dyn = mix.get("dynamic_sampling")
+    if dyn:
+        lines.append(f"  dynamic sampling of seed tasks: {dyn['candidates']} candidates played, "
+                     f"{dyn['all_solved']} always and {dyn['none_solved']} never solved; {dyn['replaced']} replaced, "
+                     f"{dyn['unreplaced']} unreplaced (too few mixed); mean estimated solve rate "
+                     f"{_num(dyn['mean_rate_candidates'])} -> "
+                     f"{_num(dyn['mean_rate_kept'])} kept, in {_num(dyn['seconds'])} s")
     if a.get("rollouts"):
         ro = a["rollouts"]
         lines.append(f"  rollouts: {ro['n']}, with a well-formed tool call {_pct(ro['well_formed_tool_call_share'])}, "

@@ -214,3 +214,17 @@ class MultiTurnRollout:
             self.stats.append({k: out[k][-1] for k in ("env_reward", "tool_calls", "critical_steps", "parallel_calls",
                                                        "useful_parallel_calls", "cut_by_budget", "well_formed_tool_call")})
         return out
+
+    def summary(self) -> dict[str, Any]:
+        """The phase's rollouts for the run summary: their count, shares and means, and decoding time."""
+        n = max(1, len(self.stats))
+        return {
+            "n": len(self.stats),
+            "well_formed_tool_call_share": sum(s["well_formed_tool_call"] for s in self.stats) / n,
+            "cut_by_budget_share": sum(s["cut_by_budget"] for s in self.stats) / n,
+            "mean_tool_calls": sum(s["tool_calls"] for s in self.stats) / n,
+            "mean_critical_steps": sum(s["critical_steps"] for s in self.stats) / n,
+            "mean_env_reward": sum(s["env_reward"] for s in self.stats) / n,
+            "decoding": self.decoding,
+            "decode_seconds": self.decode_seconds,
+        }

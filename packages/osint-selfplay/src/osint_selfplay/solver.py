@@ -38,16 +38,17 @@ class SolverSampler:
         self.unsolvable = 0
 
     @classmethod
-    def from_config(cls, cfg: Any, answerer: str, seed: int) -> SolverSampler:
+    def from_config(cls, cfg: Any, answerer: str, seed: int, temperature: float | None = None) -> SolverSampler:
         """The frozen answerer of a run config (``RunConfig``): k = generator.solver_samples at
-        generator.solver_temperature, single-turn answers on the task's context, or multi-turn
-        episodes under the answerer's budgets."""
+        generator.solver_temperature (or ``temperature``), single-turn answers on the task's context,
+        or multi-turn episodes under the answerer's budgets."""
         from osint_selfplay.data import answerer_budgets
         from osint_selfplay.evaluate import episode_kwargs
 
         g, a = cfg.generator, cfg.answerer
         multi = a.mode == "multi_turn"
-        return cls(answerer, k=g.solver_samples, temperature=g.solver_temperature, context_mode=a.context_mode,
+        t = g.solver_temperature if temperature is None else temperature
+        return cls(answerer, k=g.solver_samples, temperature=t, context_mode=a.context_mode,
                    n_distractors=a.n_distractors, decoys=a.decoys, seed=seed,
                    max_new_tokens=cfg.eval.max_new_tokens if multi else cfg.grpo_answerer.max_completion_length,
                    episode=episode_kwargs(a, cfg.eval.batch_size) if multi else None,
