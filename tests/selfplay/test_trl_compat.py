@@ -60,3 +60,55 @@ def test_package_pins_trl_to_the_checked_minor_version():
 
     assert Version(installed.__version__) in trl.specifier
     assert Version("1.17.0") not in trl.specifier and Version("1.15.0") not in trl.specifier
+
+
+def _patched_pair(tiny_path, temperature):
+    """The tiny model twice, both with TRL's fused LM head; the second with the plain CPU head on top."""
+    from types import SimpleNamespace
+
+    from transformers import AutoModelForCausalLM
+    from trl.trainer.utils import add_fused_lm_head
+
+    models = []
+    for plain in (False, True):
+        model = AutoModelForCausalLM.from_pretrained(tiny_path)
+        add_fused_lm_head(model, temperature=temperature, outputs=("log_probs", "entropy"))
+        if plain:
+            assert trl_compat.plain_lm_head(SimpleNamespace(model=model, temperature=temperature, ref_model=None))
+        models.append(model)
+    return models
+
+
+def test_the_plain_cpu_lm_head_gives_trls_log_probs_entropies_and_gradients(tiny_path):
+    import torch
+
+    torch.manual_seed(0)
+    trl_model, plain_model = _patched_pair(tiny_path, 0.7)
+    ids = torch.randint(0, trl_model.config.vocab_size, (3, 17))
+    mask = torch.ones_like(ids)
+    mask[0, :5] = 0  # left padding, as GRPO batches are
+    labels = ids.masked_fill(mask == 0, -100)
+    labels[:, :9] = -100  # only the completion is scored
+    outs = [m(input_ids=ids, attention_mask=mask, labels=labels, fused_lm_head=True) for m in (trl_model, plain_model)]
+    scored = outs[0].label_mask
+    assert torch.equal(scored, outs[1].label_mask) and int(scored.sum()) == 3 * 8
+    assert torch.allclose(outs[0].log_probs, outs[1].log_probs, atol=1e-5)
+    assert torch.allclose(outs[0].entropy, outs[1].entropy, atol=1e-5)
+    assert torch.all(outs[1].log_probs[~scored] == 0) and torch.all(outs[1].log_probs[scored] < 0)
+    for out in outs:
+        (out.log_probs.sum() + 0.1 * out.entropy.sum()).backward()
+    for (name, a), (_, b) in zip(trl_model.named_parameters(), plain_model.named_parameters()):
+        assert torch.allclose(a.grad, b.grad, atol=1e-5, rtol=1e-4), name
+    plain = plain_model(input_ids=ids, attention_mask=mask)  # without the fused head: the model's own forward
+    assert plain.logits.shape == (3, 17, trl_model.config.vocab_size)
+
+
+def test_the_plain_head_is_not_applied_where_trls_is_needed(tiny_path):
+    from types import SimpleNamespace
+
+    from transformers import AutoModelForCausalLM
+
+    model = AutoModelForCausalLM.from_pretrained(tiny_path)
+    assert trl_compat.plain_lm_head(SimpleNamespace(model=model, temperature=1.0, ref_model=object())) is False
+    model.config.final_logit_softcapping = 30.0
+    assert trl_compat.plain_lm_head(SimpleNamespace(model=model, temperature=1.0, ref_model=None)) is False

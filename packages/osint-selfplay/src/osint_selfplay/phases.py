@@ -235,11 +235,14 @@ def run_grpo(model_path: str, rows: list[dict[str, Any]], reward: Any, phase: GR
     from transformers import AutoTokenizer
     from trl import GRPOTrainer
 
+    from osint_selfplay.trl_compat import plain_lm_head
+
     tokenizer = AutoTokenizer.from_pretrained(model_path, padding_side="left")
     capture = _LogCapture(f"grpo_{role}")
     trainer = GRPOTrainer(model=model_path, reward_funcs=[reward], args=grpo_args(phase, cfg, out, seed, f"grpo_{role}"),
                           train_dataset=Dataset.from_list(rows), processing_class=tokenizer, callbacks=[capture],
                           peft_config=_peft_config(cfg), rollout_func=rollout_func)
+    lm_head = "plain" if plain_lm_head(trainer) else "trl"  # see trl_compat.plain_lm_head
     before = _signature(trainer.model)
     t0 = time.perf_counter()
     trainer.train()
@@ -260,7 +263,7 @@ def run_grpo(model_path: str, rows: list[dict[str, Any]], reward: Any, phase: GR
         raise HealthError("; ".join(warnings) + " (strict = true)")
     train_logs = [entry for entry in capture.logs if "reward" in entry]
     metrics = {
-        "steps": trainer.state.global_step, "seconds": seconds, "health": health, "warnings": warnings,
+        "steps": trainer.state.global_step, "seconds": seconds, "health": health, "warnings": warnings, "lm_head": lm_head,
         "reward_first": train_logs[0]["reward"] if train_logs else None,
         "reward_last": train_logs[-1]["reward"] if train_logs else None,
         "frac_reward_zero_std_mean": (sum(e.get("frac_reward_zero_std", 0.0) for e in train_logs) / len(train_logs)) if train_logs else None,

@@ -131,3 +131,42 @@ def generate_turn(trainer: Any, prompt_ids: list[list[int]], decoder: Any = None
     check_generate_signature(trainer_cls)
     completion_ids, _logprobs = trainer._generate_single_turn(prompt_ids, None, {}, 1)
     return [list(ids) for ids in completion_ids]
+
+
+def plain_lm_head(trainer: Any) -> bool:
+    """On a device without Triton, replace TRL's fused LM head (``add_fused_lm_head``) by plain logits
+    over the positions that have a label. TRL's torch fallback scores every position of the padded
+    batch in vocabulary tiles and measured most of a CPU GRPO step's backward (benchmarks/RESULTS.md);
+    a small vocabulary needs no tiling. The same log-probabilities and entropies (a test); applied
+    only to a model TRL patched, without PEFT, logit scaling or soft-capping. Returns whether applied."""
+    import types
+
+    import torch
+    from trl.kernels.chunked_logprob import _use_triton
+    from trl.trainer.utils import FusedCausalLMOutput
+
+    model = trainer.model
+    text = model.config.get_text_config()
+    scaled = any(getattr(text, k, None) is not None for k in
+                 ("final_logit_softcapping", "logit_scale", "output_multiplier", "lm_head_multiplier", "logits_scaling"))
+    if scaled or hasattr(model, "peft_config") or _use_triton(model.device) or trainer.ref_model is not None:
+        return False
+    fused, temperature = model.forward, float(trainer.temperature)
+
+    def forward(self: Any, *args: Any, fused_lm_head: bool = False, labels: Any = None, **kwargs: Any) -> Any:
+        if not fused_lm_head or labels is None or "shift_labels" in kwargs or kwargs.get("output_router_logits"):
+            return fused(*args, fused_lm_head=fused_lm_head, labels=labels, **kwargs)
+        kwargs.pop("num_items_in_batch", None)
+        kwargs["use_cache"] = False
+        hidden = self.base_model(*args, **kwargs).last_hidden_state[:, :-1]
+        labels = labels[:, 1:]
+        mask = labels != -100
+        logp = torch.log_softmax(self.get_output_embeddings()(hidden[mask]).float() / temperature, dim=-1)
+        token = logp.gather(-1, labels[mask].unsqueeze(-1)).squeeze(-1)
+        entropy = -(logp.exp() * logp).sum(-1)
+        log_probs = token.new_zeros(mask.shape).masked_scatter(mask, token)
+        return FusedCausalLMOutput(loss=-token.sum() / mask.sum().clamp(min=1), log_probs=log_probs,
+                                   entropy=entropy.new_zeros(mask.shape).masked_scatter(mask, entropy), label_mask=mask)
+
+    model.forward = types.MethodType(forward, model)
+    return True
