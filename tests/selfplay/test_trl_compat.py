@@ -94,6 +94,7 @@ def test_the_plain_cpu_lm_head_gives_trls_log_probs_entropies_and_gradients(tiny
     assert torch.equal(scored, outs[1].label_mask) and int(scored.sum()) == 3 * 8
     assert torch.allclose(outs[0].log_probs, outs[1].log_probs, atol=1e-5)
     assert torch.allclose(outs[0].entropy, outs[1].entropy, atol=1e-5)
+    assert torch.allclose(outs[0].loss, outs[1].loss, atol=1e-5)
     assert torch.all(outs[1].log_probs[~scored] == 0) and torch.all(outs[1].log_probs[scored] < 0)
     for out in outs:
         (out.log_probs.sum() + 0.1 * out.entropy.sum()).backward()

@@ -115,7 +115,7 @@ def frontier_seed_tasks(pool: WorldPool, cfg: RunConfig, n: int, offset: int, st
     rates = solve_rates(candidates)
     mixed = [i for i, p in enumerate(rates) if 0 < p < 1]
     flat = [i for i, p in enumerate(rates) if not 0 < p < 1]
-    chosen = (mixed[:n] + flat[: max(0, n - len(mixed))])
+    chosen = mixed[:n] + flat[: max(0, n - len(mixed))]
     kept = [candidates[i] for i in sorted(chosen)]
     counts = {
         "candidates": len(candidates),

@@ -263,7 +263,8 @@ def run_grpo(model_path: str, rows: list[dict[str, Any]], reward: Any, phase: GR
         raise HealthError("; ".join(warnings) + " (strict = true)")
     train_logs = [entry for entry in capture.logs if "reward" in entry]
     metrics = {
-        "steps": trainer.state.global_step, "seconds": seconds, "health": health, "warnings": warnings, "lm_head": lm_head,
+        "steps": trainer.state.global_step, "seconds": seconds, "health": health, "warnings": warnings,
+        "lm_head": lm_head,
         "reward_first": train_logs[0]["reward"] if train_logs else None,
         "reward_last": train_logs[-1]["reward"] if train_logs else None,
         "frac_reward_zero_std_mean": (sum(e.get("frac_reward_zero_std", 0.0) for e in train_logs) / len(train_logs)) if train_logs else None,

@@ -138,7 +138,8 @@ def plain_lm_head(trainer: Any) -> bool:
     over the positions that have a label. TRL's torch fallback scores every position of the padded
     batch in vocabulary tiles and measured most of a CPU GRPO step's backward (benchmarks/RESULTS.md);
     a small vocabulary needs no tiling. The same log-probabilities and entropies (a test); applied
-    only to a model TRL patched, without PEFT, logit scaling or soft-capping. Returns whether applied."""
+    to a GRPOTrainer's model (which TRL has patched), without PEFT, a reference model, logit scaling
+    or soft-capping. Returns whether applied."""
     import types
 
     import torch
@@ -147,8 +148,8 @@ def plain_lm_head(trainer: Any) -> bool:
 
     model = trainer.model
     text = model.config.get_text_config()
-    scaled = any(getattr(text, k, None) is not None for k in
-                 ("final_logit_softcapping", "logit_scale", "output_multiplier", "lm_head_multiplier", "logits_scaling"))
+    scaling = ("final_logit_softcapping", "logit_scale", "output_multiplier", "lm_head_multiplier", "logits_scaling")
+    scaled = any(getattr(text, k, None) is not None for k in scaling)
     if scaled or hasattr(model, "peft_config") or _use_triton(model.device) or trainer.ref_model is not None:
         return False
     fused, temperature = model.forward, float(trainer.temperature)
@@ -156,7 +157,7 @@ def plain_lm_head(trainer: Any) -> bool:
     def forward(self: Any, *args: Any, fused_lm_head: bool = False, labels: Any = None, **kwargs: Any) -> Any:
         if not fused_lm_head or labels is None or "shift_labels" in kwargs or kwargs.get("output_router_logits"):
             return fused(*args, fused_lm_head=fused_lm_head, labels=labels, **kwargs)
-        kwargs.pop("num_items_in_batch", None)
+        items = kwargs.pop("num_items_in_batch", None)
         kwargs["use_cache"] = False
         hidden = self.base_model(*args, **kwargs).last_hidden_state[:, :-1]
         labels = labels[:, 1:]
@@ -165,7 +166,8 @@ def plain_lm_head(trainer: Any) -> bool:
         token = logp.gather(-1, labels[mask].unsqueeze(-1)).squeeze(-1)
         entropy = -(logp.exp() * logp).sum(-1)
         log_probs = token.new_zeros(mask.shape).masked_scatter(mask, token)
-        return FusedCausalLMOutput(loss=-token.sum() / mask.sum().clamp(min=1), log_probs=log_probs,
+        loss = -token.sum() / (mask.sum().clamp(min=1) if items is None else items)  # as TRL's head
+        return FusedCausalLMOutput(loss=loss, log_probs=log_probs,
                                    entropy=entropy.new_zeros(mask.shape).masked_scatter(mask, entropy), label_mask=mask)
 
     model.forward = types.MethodType(forward, model)
