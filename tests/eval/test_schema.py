@@ -101,3 +101,34 @@ def test_one_formatter_for_values_with_intervals():
     assert Estimate(math.nan, math.nan, math.nan, 0).fmt(pct=True) == "n/a (n=0)"
     with pytest.raises(ReportError, match=r"^x\.lo: missing$"):
         Estimate.from_dict({"mean": 1.0, "hi": 1.0, "n": 3}, "x")
+
+
+def test_training_curves_round_trip_and_render_as_a_table_and_a_plot(written, tmp_path):
+    from dataclasses import replace
+
+    from osint_eval.schema import Curve, CurvePoint
+
+    rep, _ = written
+    dev = Curve("greedy success on 200 v0:dev tasks", "on-policy optimizer step", "success (95% CI)",
+                [CurvePoint(0, Estimate(0.25, 0.2, 0.31, 200), "warm start"),
+                 CurvePoint(300, Estimate(0.3, 0.24, 0.37, 200), "round 0 expert relabelling")])
+    zero = Curve("groups with zero reward variance", "step", "share", [CurvePoint(1, Estimate(0.5, 0.1, 0.9, 4), "GRPO")])
+    with_curves = replace(rep, curves=[dev, zero])
+    write_report(with_curves, tmp_path)
+    back = load_report(tmp_path)
+    assert back.curves == [dev, zero] and back == with_curves
+    md = (tmp_path / "report.md").read_text()
+    assert "## Training curves" in md and "### greedy success on 200 v0:dev tasks" in md
+    assert "| 300 | round 0 expert relabelling | 30.0% [24.0, 37.0] (n=200) |" in md
+    page = (tmp_path / "report.html").read_text()
+    assert "<h2>Training curves</h2>" in page and page.count("<svg") == 4  # two curves, then success and reward
+    data = json.loads((tmp_path / "report.json").read_text())
+    assert data["curves"][0]["points"][1] == {"x": 300, "value": {"mean": 0.3, "lo": 0.24, "hi": 0.37, "n": 200},
+                                               "label": "round 0 expert relabelling"}
+    del data["curves"]  # a report written before curves existed still loads, with none
+    (tmp_path / "report.json").write_text(json.dumps(data))
+    assert load_report(tmp_path).curves == [] and "Training curves" not in markdown(load_report(tmp_path))
+    data["curves"] = [{"name": "c", "x_label": "x", "y_label": "y", "points": [{"x": "late", "value": {}}]}]
+    (tmp_path / "report.json").write_text(json.dumps(data))
+    with pytest.raises(ReportError, match=r"report\.curves\[0\]\.points\[0\]\.x: expected a number, got 'late'$"):
+        load_report(tmp_path)

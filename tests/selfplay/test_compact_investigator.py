@@ -189,10 +189,13 @@ def test_the_main_jobs_shape_runs_end_to_end_then_its_controls(tmp_path, monkeyp
     assert ws["examples"] == 24 - counts["incorrect"] + cfg.warm_start.generator_examples
     assert ws["packed_rows"] > 0 and ws["steps"] > 0 and ws["stopped_by"] == "epochs"
     rounds_seconds = sum(p["wall_seconds"] for p in summary["rounds"][0].values() if isinstance(p, dict))
-    assert control["budget_seconds"] == pytest.approx(rounds_seconds) and control["stopped_by"] == "max_seconds"
+    assert control["budget_seconds"] == pytest.approx(rounds_seconds) and control["stopped_by"] == "max_steps"
+    # the rounds' seconds in the warm start's own optimizer steps (the rate it trained at on this machine)
+    assert control["budget_steps"] == round(rounds_seconds * ws["steps"] / ws["seconds"]) > 0
     # the control resumed the warm start where its decay began (its saved state), not from its decayed end
     assert control["branched_at"]["step"] == ws["decay_start"]["step"] > 0
-    assert control["seconds"] >= rounds_seconds - 1.0  # the warm start's decay again, stretched, plus the rounds' time
+    # the warm start's decay again, stretched, plus the rounds' steps
+    assert control["steps"] == ws["steps"] + control["budget_steps"] - ws["decay_start"]["step"]
     assert control["model"].endswith("control/final_model")
     ev = summary["evaluation"]
     uniform, mix = summary["uniform_control"], summary["rounds"][0]["answerer"]["mix"]

@@ -201,3 +201,101 @@ def test_mask_first_turns_counts_runs_of_the_assistant_mask():
     assert sft.mask_first_turns(mask, 1) == [0, 0, 0, 0, 0, 1, 0, 1, 1, 1]
     assert sft.mask_first_turns(mask, 2) == [0, 0, 0, 0, 0, 0, 0, 1, 1, 1]
     assert sft.mask_first_turns(mask, 5) == [0] * 10
+
+
+def test_a_second_set_fills_its_share_of_every_step_and_the_main_stream_keeps_its_own_count(tokenizer, tiny_path,
+                                                                                           monkeypatch):
+    from transformers import AutoModelForCausalLM
+
+    packed = sft.pack(sft.tokenize(tokenizer, CONVERSATIONS * 8), 128)
+    extra = sft.pack(sft.tokenize(tokenizer, CONVERSATIONS[1:] * 3, masked_turns=[0] * 3), 128)
+    seen: list[list[int]] = []
+    real = sft._batch
+
+    def spy(p, rows, pad_id):
+        seen.append(list(rows))
+        return real(p, rows, pad_id)
+
+    monkeypatch.setattr(sft, "_batch", spy)
+    settings = _settings(batch_size=3, epochs=1.0, extra_rows=1)
+    model = AutoModelForCausalLM.from_pretrained(tiny_path)
+    result = sft.train_packed(model, packed, settings, pad_id=tokenizer.pad_token_id, extra=extra)
+    main = [r for batch in sft._epoch_stream(packed, settings) for r in batch]
+    assert [r for rows in seen for r in rows if r < len(packed)] == main  # the main stream, unchanged, 2 rows a step
+    assert all(sum(r >= len(packed) for r in rows) == 1 for rows in seen)  # one row of the second set every step
+    taken = [r - len(packed) for rows in seen for r in rows if r >= len(packed)]
+    assert sorted(taken[: len(extra)]) == list(range(len(extra)))  # each of its rows once before any repeats
+    assert result["steps"] == len(seen) == -(-len(packed) // 2) and result["next_row"] == 0
+    with pytest.raises(ConfigError, match="extra_rows must be in"):
+        sft.train_packed(model, packed, _settings(batch_size=2, epochs=1.0, extra_rows=2), pad_id=0, extra=extra)
+    with pytest.raises(ConfigError, match="needs a non-empty second set"):
+        sft.train_packed(model, packed, _settings(epochs=1.0, extra_rows=1), pad_id=0)
+
+
+def test_a_share_of_a_step_is_at_least_one_row_and_leaves_the_main_stream_one():
+    from osint_selfplay.phases import extra_rows
+
+    assert extra_rows(8, 0.25) == 2 and extra_rows(8, 0.01) == 1 and extra_rows(8, 0.99) == 7 and extra_rows(8, 0.0) == 0
+
+
+def test_a_step_budget_stops_training_there_and_bounds_the_decay(tokenizer, tiny_path):
+    from transformers import AutoModelForCausalLM
+
+    packed = sft.pack(sft.tokenize(tokenizer, CONVERSATIONS * 8), 128)
+    model = AutoModelForCausalLM.from_pretrained(tiny_path)
+    result = sft.train_packed(model, packed, _settings(epochs=None, max_steps=7, warmup_steps=1, decay_fraction=0.5,
+                                                       logging_steps=1), pad_id=tokenizer.pad_token_id)
+    assert result["stopped_by"] == "max_steps" and result["steps"] == 7
+    rates = [e["learning_rate"] for e in result["log"]]
+    # the decay runs over the last half of the 7 steps (progress step / 7 past 0.5), down towards 0
+    assert rates[:4] == [5e-3] * 4 and rates[4] == pytest.approx(5e-3 * (1 - 4 / 7) / 0.5) and rates[-1] < rates[4]
+    fewer = sft.train_packed(AutoModelForCausalLM.from_pretrained(tiny_path), packed,
+                             _settings(epochs=1.0, max_steps=100), pad_id=tokenizer.pad_token_id)
+    assert fewer["stopped_by"] == "epochs" and fewer["steps"] == -(-len(packed) // 2)  # whichever ends first
+    with pytest.raises(ConfigError, match="needs epochs, max_steps or max_seconds"):
+        sft.train_packed(model, packed, _settings(epochs=None), pad_id=tokenizer.pad_token_id)
+
+
+def test_bfloat16_autocast_trains_float32_weights_and_lowers_the_loss(tokenizer, tiny_path):
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    packed = sft.pack(sft.tokenize(tokenizer, CONVERSATIONS * 8), 256)
+    model = AutoModelForCausalLM.from_pretrained(tiny_path)
+    result = sft.train_packed(model, packed, _settings(epochs=12.0, autocast="bfloat16"), pad_id=tokenizer.pad_token_id)
+    assert result["log"][-1]["loss"] < 0.5 * result["log"][0]["loss"]
+    assert all(p.dtype == torch.float32 for p in model.parameters())
+    # under autocast the loss is the float32 one up to bfloat16 rounding of the products
+    batch = sft._batch(packed, [0, 1], tokenizer.pad_token_id)
+    exact = float(sft._loss(model, batch))
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        mixed = float(sft._loss(model, batch))
+    assert mixed == pytest.approx(exact, rel=0.05) and mixed != exact
+    with pytest.raises(ConfigError, match="autocast must be one of"):
+        sft.train_packed(model, packed, _settings(epochs=1.0, autocast="fp8"), pad_id=tokenizer.pad_token_id)
+
+
+def test_a_measurement_every_n_steps_sees_the_model_then_and_costs_no_training_time(tokenizer, tiny_path):
+    import time
+
+    from transformers import AutoModelForCausalLM
+
+    packed = sft.pack(sft.tokenize(tokenizer, CONVERSATIONS * 8), 128)
+    model = AutoModelForCausalLM.from_pretrained(tiny_path)
+    seen: list[tuple[int, bool]] = []
+
+    def measure(step, m):
+        m.eval()
+        seen.append((step, m is model))
+        time.sleep(0.3)
+
+    t0 = time.perf_counter()
+    result = sft.train_packed(model, packed, _settings(epochs=None, max_steps=10), pad_id=tokenizer.pad_token_id,
+                              every=4, on_step=measure)
+    wall = time.perf_counter() - t0
+    assert seen == [(4, True), (8, True)] and result["steps"] == 10 and model.training is False
+    assert wall - result["seconds"] >= 0.6  # the two 0.3 s measurements are not in the training time
+    timed = sft.train_packed(AutoModelForCausalLM.from_pretrained(tiny_path), packed,
+                             _settings(epochs=None, max_seconds=0.4), pad_id=tokenizer.pad_token_id,
+                             every=1, on_step=lambda step, m: time.sleep(0.2))
+    assert timed["steps"] >= 2  # a 0.4 s budget outlasts two 0.2 s pauses: they do not count against it

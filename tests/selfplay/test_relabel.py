@@ -27,19 +27,19 @@ def _micro(tmp_path, **extra):
         "warm_start.decay_fraction": 0.5, "warm_start.max_length": 768, "warm_start.batch_size": 2,
         "warm_start.control": "true", "eval.max_new_tokens": 24, "eval.difficulties": "[]", "eval.limit": 4,
         "model_topology": "'shared'", "eval.include_untrained": "false",
-        "relabel.enabled": "true", "relabel.grpo": "false", "relabel.tasks": 6, "relabel.sft_seconds": 2, **extra}))
+        "relabel.enabled": "true", "relabel.grpo": "false", "relabel.tasks": 6, "relabel.sft_steps": 5, **extra}))
 
 
 def test_a_relabelling_round_trains_on_the_teachers_turns_and_its_control_gets_its_time(tmp_path):
     from osint_selfplay.loop import SelfPlayRun
 
-    summary = SelfPlayRun(_micro(tmp_path)).run()
+    summary = SelfPlayRun(_micro(tmp_path, **{"eval.curve_tasks": 3, "eval.curve_every": 2})).run()
     rnd = summary["rounds"][0]
     assert "answerer" not in rnd  # relabel.grpo = false: relabelling is the answerer's whole update
     phase = rnd["relabel"]
     counts = phase["relabel"]
     assert counts["episodes"] == 6 and counts["solved"] + counts["failed"] == 6
-    outcomes = ("ended", "incorrect", "unseen_ids", "kept", "duplicates")
+    outcomes = ("ended", "incorrect", "followed", "after_error", "unseen_ids", "kept", "duplicates")
     assert counts["states"] == sum(counts[k] for k in outcomes)
     assert counts["unseen_ids"] == 0
     # the warm start's decay, on the mix
@@ -58,10 +58,28 @@ def test_a_relabelling_round_trains_on_the_teachers_turns_and_its_control_gets_i
                 assert set(_ID.findall(m["content"])) <= seen, m["content"]  # the teacher's ids were shown first
             if m["role"] != "assistant":
                 seen.update(_ID.findall(m["content"]))
-    assert phase["demonstrations"] == phase["examples"] - counts["kept"]
+    # the warm start's demonstrations stream on where it stopped; a share of every step is relabelled
+    assert phase["relabelled_rows"] == counts["kept"] and phase["aggregated_rows"] == 0
+    assert phase["extra"]["rows_per_step"] == 1 and phase["extra"]["conversations"] <= counts["kept"]
+    assert phase["branched_at"]["next_row"] == summary["warm_start"]["decay_start"]["next_row"]
+    warm = summary["warm_start"]
+    assert phase["steps"] == warm["steps"] + 5 - warm["decay_start"]["step"]  # its decay again, stretched by 5 steps
+    # the dev curve: the warm start, every 2 steps of the relabelling SFT and its end, 3 v0:dev tasks each
+    curve = phase["dev_curve"]
+    assert [p["step"] for p in curve] == [*range(2, phase["steps"] + 1, 2), *([phase["steps"]] if phase["steps"] % 2 else [])]
+    assert all(p["n"] == 3 and 0 <= p["solved"] <= 3 for p in curve) and summary["dev_curve_start"]["step"] == 0
+    assert phase["curve_seconds"] == pytest.approx(sum(p["seconds"] for p in curve))
+    report = json.loads((tmp_path / "run" / "eval" / "report.json").read_text())
+    dev = report["curves"][0]
+    assert dev["name"] == "greedy success on 3 v0:dev tasks during the on-policy phases"
+    assert [p["x"] for p in dev["points"]] == [0, *(p["step"] for p in curve)]
+    assert dev["points"][0]["label"] == "warm start" and dev["points"][1]["label"] == "answerer (round 0 expert relabelling)"
     control = summary["control"]
-    rounds_seconds = sum(p["wall_seconds"] for p in rnd.values() if isinstance(p, dict))
-    assert control["budget_seconds"] == pytest.approx(rounds_seconds) and rounds_seconds >= phase["wall_seconds"]
+    rounds_seconds = sum(p["wall_seconds"] - p.get("curve_seconds", 0.0) for p in rnd.values() if isinstance(p, dict))
+    assert control["budget_seconds"] == pytest.approx(rounds_seconds) and rounds_seconds >= phase["sft_seconds"]
+    rate = warm["steps"] / warm["seconds"]  # the relabelling's SFT steps count as steps, its other seconds at this rate
+    others = rounds_seconds - phase["sft_seconds"]
+    assert control["budget_steps"] == round(phase["sft_steps"] + others * rate)
     assert {"final vs control", "final vs warm_start"} <= set(summary["evaluation"]["comparisons"])
     from osint_selfplay.report import format_summary
 
@@ -93,3 +111,59 @@ def test_relabelled_rows_need_the_packed_loop(tmp_path):
     rows = [{"messages": [{"role": "user", "content": "q"}, {"role": "assistant", "content": "a"}], "masked_turns": 1}]
     with pytest.raises(ConfigError, match="only the packed loop can"):
         phases.run_sft("unused", rows, cfg, tmp_path, "answerer", "tiny")
+
+
+def test_relabelled_conversations_rename_made_up_words_as_the_demonstrations_do(tmp_path):
+    """With ``warm_start.rename_words`` the demonstrations train every made-up word, not only those the training
+    worlds write; a relabelled conversation is renamed the same way, consistently across its messages (the
+    question, the student's turns, the observations and the teacher's turns)."""
+    from osint_gym.agents import OracleAgent, run_episode
+    from osint_gym.world.names import two_syllable_words
+    from osint_selfplay import data, relabel
+    from osint_selfplay.rollout import episode_env
+    from osint_selfplay.worlds import WorldPool
+
+    def words(text):
+        return set(re.findall(r"(?<![A-Za-z])[A-Z][a-z]+(?![A-Za-z])", text)) & two_syllable_words()
+
+    cfg = _micro(tmp_path, **{"warm_start.rename_words": "true", "answerer.seed_difficulties": '["easy"]'})
+    plain = _micro(tmp_path, **{"warm_start.rename_words": "false", "answerer.seed_difficulties": '["easy"]'})
+    pool = WorldPool(cfg.train_worlds, cfg.seed)
+    a = cfg.answerer
+    checked = 0
+    for world, task in data.seed_tasks(pool, cfg, 80, 0):
+        named = words(task.question)
+        if not named:
+            continue
+        env = episode_env(pool, task, world.seed, a.max_turns, a.max_parallel_calls, a.max_observation_chars,
+                          observation_format=a.observation_format, bare=a.bare_prompt)
+        demo = run_episode(env, OracleAgent(a.action_format, names_first=True), seed=0, options={"task_index": 0})
+        student = [demo.turns[0].action]  # the demonstrator's first turn, then the teacher from there
+        rows, _ = relabel.relabel_episode(pool, cfg, world, task, student)
+        originals, _ = relabel.relabel_episode(pool, plain, world, task, student)
+        assert len(rows) == len(originals) == 1
+        renamed, original = rows[0]["messages"], originals[0]["messages"]
+        assert all(not (words(m["content"]) & named) for m in renamed)  # no word of the world's own is left
+        question = words(renamed[0]["content"])
+        assert question and words(renamed[1]["content"]) <= question  # the student's lookup: the same new words
+        # the same conversation otherwise: the renaming maps words to words and touches nothing else
+        assert [m["role"] for m in renamed] == [m["role"] for m in original]
+        strip = re.compile("|".join(sorted(two_syllable_words(), key=len, reverse=True)))
+        assert [strip.sub("W", m["content"]) for m in renamed] == [strip.sub("W", m["content"]) for m in original]
+        checked += 1
+        if checked == 3:
+            break
+    assert checked == 3
+
+
+def test_the_controls_budget_counts_sft_steps_as_steps_and_converts_every_other_second():
+    from osint_selfplay.controls import budget_steps
+
+    warm = {"steps": 1000, "seconds": 200.0}  # 5 steps a second on this machine
+    rounds = [{"round": 0, "generator": {"wall_seconds": 10.0, "steps": 3},
+               "relabel": {"wall_seconds": 100.0, "sft_steps": 300, "sft_seconds": 70.0, "curve_seconds": 6.0,
+                           "steps": 300},
+               "answerer": {"wall_seconds": 20.0, "curve_seconds": 4.0, "steps": 6}}]
+    # generator 10 s -> 50; relabelling: its 300 steps, then 100 - 6 (the dev curve) - 70 (its SFT) = 24 s -> 120;
+    # GRPO 20 - 4 = 16 s -> 80
+    assert budget_steps(rounds, warm) == (300 + 50 + 120 + 80, 10.0 + 94.0 + 16.0)

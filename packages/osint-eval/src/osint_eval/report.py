@@ -16,7 +16,7 @@ from typing import Any
 
 from osint_eval.errors import EvalError, OutputExistsError
 from osint_eval.runner import EpisodeResult
-from osint_eval.schema import Comparison, Estimate, ModelSummary, PairedBlock, Report
+from osint_eval.schema import Comparison, Curve, Estimate, ModelSummary, PairedBlock, Report
 
 CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,sans-serif;margin:2rem auto;max-width:70rem;color:#1d1d1f;padding:0 1rem}
@@ -133,6 +133,11 @@ def markdown(report: Report) -> str:
         parts += ["## Paired comparison (candidate minus base, same tasks)", "",
                   _md_table(["comparison", "group", "n", "success delta [95% CI]", "reward delta [95% CI]", "steps delta [95% CI]",
                              "tool-call delta [95% CI]", "discordant (cand/base)", "McNemar p"], rows), ""]
+    if report.curves:
+        parts += ["## Training curves", ""]
+        for curve in report.curves:
+            rows = [[_md_cell(f"{p.x:g}"), _md_cell(p.label), p.value.fmt(pct=curve.rate)] for p in curve.points]
+            parts += [f"### {_md_cell(curve.name)}", "", _md_table([curve.x_label, "measured at", curve.y_label], rows), ""]
     return "\n".join(parts) + "\n"
 
 
@@ -177,6 +182,30 @@ def success_plot(report: Report) -> str:
     ax.set_ylim(0, 1)
     ax.legend(fontsize=7)
     ax.set_title("Success per difficulty")
+    return _svg(fig)
+
+
+def curve_plot(curve: Curve) -> str:
+    """One training curve: its points joined in order, each with its 95% interval."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6.5, 3.4))
+    x = [p.x for p in curve.points]
+    y = [p.value.mean for p in curve.points]
+    lo = [p.value.mean - p.value.lo for p in curve.points]
+    hi = [p.value.hi - p.value.mean for p in curve.points]
+    ax.errorbar(x, y, yerr=[lo, hi], marker="o", capsize=3)
+    for p in curve.points:
+        if p.label:
+            ax.annotate(p.label[:24], (p.x, p.value.mean), textcoords="offset points", xytext=(4, 6), fontsize=6)
+    ax.set_xlabel(curve.x_label)
+    ax.set_ylabel(curve.y_label)
+    if curve.rate:
+        ax.set_ylim(0, 1)
+    ax.set_title(curve.name[:80])
     return _svg(fig)
 
 
@@ -245,6 +274,9 @@ def render_html(report: Report) -> str:
         rows = [[c.described, str(c.overall.n), _delta(c.overall.success_delta, pct=True), _delta(c.overall.reward_delta),
                  f"{c.overall.mcnemar.p_value:.3g}"] for c in report.comparisons.values() if c.overall.n and c.overall.mcnemar]
         parts += ["<h2>Paired comparison</h2>", _html_table(["comparison", "n", "success delta [95% CI]", "reward delta [95% CI]", "McNemar p"], rows)]
+    if report.curves:
+        parts += ["<h2>Training curves</h2>",
+                  '<div class="plots">' + "".join(f'<div class="plot">{curve_plot(c)}</div>' for c in report.curves) + "</div>"]
     parts += ["<h2>Plots</h2>", f'<div class="plots"><div class="plot">{success_plot(report)}</div><div class="plot">{reward_plot(report)}</div></div>',
               "<h2>By difficulty</h2>", _html_table(HEADER, _model_rows(report.models, "by_difficulty")),
               "<h2>By family</h2>", _html_table(HEADER, _model_rows(report.models, "by_family")),

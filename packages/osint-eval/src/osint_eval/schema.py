@@ -1,7 +1,8 @@
 """The report schema: typed dataclasses for everything ``report.json`` holds, dicts only at the file boundary.
 
 `Report` (one evaluation) holds a `TaskInfo`, a `ModelSummary` per model (a `MetricBlock` overall, by
-difficulty and by family), a `Comparison` per paired comparison (`PairedBlock`s) and every episode.
+difficulty and by family), a `Comparison` per paired comparison (`PairedBlock`s), every episode and,
+for a training run, its `Curve` s (measurements over its optimizer steps).
 Every number with an interval is an `Estimate`; `Estimate.fmt` is the one way a value is printed with
 its interval (CLI, Markdown, HTML, leaderboard, osint-selfplay's run summary).
 
@@ -300,6 +301,52 @@ class TaskInfo:
                    {k: _int(rejected, k, f"{where}.rejected") for k in rejected})
 
 
+# ---------------------------------------------------------------------------- curves over training
+@dataclass(frozen=True)
+class CurvePoint:
+    """One measurement during training: at ``x`` (an optimizer step), ``value`` with its interval and sample
+    size; ``label`` names what was measured there (the phase, or the model)."""
+
+    x: float
+    value: Estimate
+    label: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"x": self.x, "value": self.value.to_dict(), "label": self.label}
+
+    @classmethod
+    def from_dict(cls, d: Any, where: str = "point") -> CurvePoint:
+        return cls(_num(d, "x", where), Estimate.from_dict(_get(d, "value", where), f"{where}.value"),
+                   str(_str(d, "label", where, optional=True) or ""))
+
+
+@dataclass(frozen=True)
+class Curve:
+    """A measured quantity over training (held-out success on a dev set, the share of GRPO groups without
+    reward variance), plotted in the report. ``rate``: the values are shares, printed as percentages."""
+
+    name: str
+    x_label: str
+    y_label: str
+    points: list[CurvePoint] = field(default_factory=list)
+    rate: bool = True
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "x_label": self.x_label, "y_label": self.y_label, "rate": self.rate,
+                "points": [p.to_dict() for p in self.points]}
+
+    @classmethod
+    def from_dict(cls, d: Any, where: str = "curve") -> Curve:
+        points = _get(d, "points", where)
+        if not isinstance(points, list):
+            raise ReportError(f"{where}.points: expected a list, got {type(points).__name__}")
+        rate = _obj(d, where).get("rate", True)
+        if not isinstance(rate, bool):
+            raise ReportError(f"{where}.rate: expected true or false, got {rate!r}")
+        return cls(str(_str(d, "name", where)), str(_str(d, "x_label", where)), str(_str(d, "y_label", where)),
+                   [CurvePoint.from_dict(p, f"{where}.points[{i}]") for i, p in enumerate(points)], rate)
+
+
 @dataclass(frozen=True)
 class Report:
     title: str
@@ -315,6 +362,7 @@ class Report:
     out_dir: str | None = None
     dry_run: bool = False  # a smoke test on a handful of tasks: its figures are not results
     strongest_baseline: Baseline | None = None  # None: the run had no scripted non-oracle policy
+    curves: list[Curve] = field(default_factory=list)  # measured during training (osint-selfplay's runs)
 
     def to_dict(self) -> dict[str, Any]:
         return {"title": self.title, "mode": self.mode, "seed": self.seed, "dry_run": self.dry_run, "config": self.config,
@@ -322,6 +370,7 @@ class Report:
                 "models": {k: m.to_dict() for k, m in self.models.items()},
                 "comparisons": {k: c.to_dict() for k, c in self.comparisons.items()},
                 "strongest_baseline": self.strongest_baseline.to_dict() if self.strongest_baseline else None,
+                "curves": [c.to_dict() for c in self.curves],
                 "episodes": {k: [e.to_dict() for e in eps] for k, eps in self.episodes.items()}}
 
     @classmethod
@@ -333,13 +382,17 @@ class Report:
         if isinstance(seed, bool) or not isinstance(seed, int):
             raise ReportError(f"{where}.seed: expected an integer, got {seed!r}")
         sb = _obj(d, where).get("strongest_baseline")  # absent from reports written before it existed
+        curves = _obj(d, where).get("curves", [])  # likewise
+        if not isinstance(curves, list):
+            raise ReportError(f"{where}.curves: expected a list, got {type(curves).__name__}")
         return cls(str(_str(d, "title", where)), str(_str(d, "mode", where)), seed, TaskInfo.from_dict(_get(d, "tasks", where), f"{where}.tasks"),
                    {k: ModelSummary.from_dict(k, v, f"{where}.models.{k}") for k, v in _map(d, "models", where).items()},
                    {k: Comparison.from_dict(k, v, f"{where}.comparisons.{k}") for k, v in _map(d, "comparisons", where).items()},
                    {k: _episodes(v, f"{where}.episodes.{k}") for k, v in _map(d, "episodes", where).items()},
                    _map(d, "config", where), _map(d, "versions", where), _str(d, "git_sha", where, optional=True),
                    _str(d, "out_dir", where, optional=True), dry,
-                   Baseline.from_dict(sb, f"{where}.strongest_baseline") if sb is not None else None)
+                   Baseline.from_dict(sb, f"{where}.strongest_baseline") if sb is not None else None,
+                   [Curve.from_dict(c, f"{where}.curves[{i}]") for i, c in enumerate(curves)])
 
 
 def _episodes(rows: Any, where: str) -> list[EpisodeResult]:

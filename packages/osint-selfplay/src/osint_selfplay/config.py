@@ -86,7 +86,12 @@ class WarmStartConfig:
                                    "those the training worlds wrote.")
     workers: int = _f(1, "Multi-turn: processes that generate the oracle demonstrations (each a pure function of its index: the "
                          "rows do not depend on this); 2 on a 2-core CPU halves the warm start's data time.")
-    max_seconds: float = _f(0.0, "Packed: stop the warm start after this many seconds of training (0: no limit; epochs decide).")
+    autocast: str = _f("none", "Packed: 'bfloat16' runs SFT's forward and backward under torch.autocast (matrix products in "
+                               "bfloat16; weights, gradients and the optimizer stay float32); 'none': float32 throughout.")
+    max_steps: int = _f(0, "Packed: stop the warm start after this many optimizer steps (0: no limit); a budget in steps "
+                           "gives the same model on any machine, where max_seconds gives a faster one more steps.")
+    max_seconds: float = _f(0.0, "Packed: stop the warm start after this many seconds of training (0: no limit; "
+                                 "epochs and max_steps decide).")
     decay_fraction: float = _f(0.0, "Packed: the learning rate falls linearly to 0 over this last share of the budget (the epochs' "
                                     "steps or max_seconds, whichever ends first); 0: constant after the warm-up.")
     control: bool = _f(False, "Packed: train the equal-compute control (the warm start's schedule stretched by the self-play "
@@ -95,11 +100,13 @@ class WarmStartConfig:
 
     def __post_init__(self) -> None:
         _choice("warm_start.enabled", self.enabled, ("auto", "on", "off"))
+        _choice("warm_start.autocast", self.autocast, ("none", "bfloat16"))
         for name in ("answerer_examples", "generator_examples", "batch_size", "workers"):
             _positive(f"warm_start.{name}", getattr(self, name))
         _positive("warm_start.learning_rate", self.learning_rate, 1e-12)
         _positive("warm_start.max_length", self.max_length, 16)
         _positive("warm_start.max_seconds", self.max_seconds, 0)
+        _positive("warm_start.max_steps", self.max_steps, 0)
         _positive("warm_start.epochs", self.epochs, 1e-6)
         if not 0 <= self.decay_fraction <= 1:
             raise ConfigError(f"warm_start.decay_fraction must be in [0, 1]; got {self.decay_fraction!r}")
@@ -218,26 +225,30 @@ class RelabelConfig:
                               "(osint_selfplay.relabel).")
     grpo: bool = _f(True, "With relabelling on, the round's answerer GRPO phase still runs after it "
                           "(false: relabelling is the answerer's whole update).")
+    states: str = _f("all", "The states of a failed episode the oracle continues from: 'all' (after each of the "
+                            "answerer's turns), 'clean' (those before its first turn with an error) or 'divergence' "
+                            "(the first where its turn is not the teacher's).")
     tasks: int = _f(1000, "Training tasks the answerer plays per round: the round's frontier generated tasks first, "
                           "then seed tasks.")
     temperature: float = _f(0.0, "The answerer's sampling temperature while it plays them "
                                  "(0: greedy, the states evaluation visits).")
-    demonstration_share: float = _f(0.5, "Share of the SFT conversations that are the warm start's own demonstrations "
-                                         "(the rest: relabelled).")
-    sft_seconds: float = _f(120.0, "Seconds of SFT on the mix, added to the warm start's schedule "
-                                   "(its decay stretched) in round 0.")
+    share: float = _f(0.25, "Share of every SFT step's packed rows drawn from the relabelled conversations "
+                            "(cycled); the rest continue the warm start's demonstrations where it stopped.")
+    sft_steps: int = _f(500, "Optimizer steps of SFT on the relabelled conversations and the demonstrations, added to the "
+                             "warm start's schedule (its decay stretched) in round 0.")
     workers: int = _f(1, "Processes the answerer plays the tasks in "
                          "(each on every N-th task; torch's threads shared out).")
     learning_rate: float = _f(5e-4, "Rounds after the first (or a warm start without a saved decay): "
                                     "the fresh optimizer's peak rate.")
 
     def __post_init__(self) -> None:
-        for name in ("tasks", "sft_seconds", "workers"):
+        for name in ("tasks", "sft_steps", "workers"):
             _positive(f"relabel.{name}", getattr(self, name))
         if not 0 <= self.temperature <= 2:
             raise ConfigError(f"relabel.temperature must be in [0, 2]; got {self.temperature!r}")
-        if not 0 <= self.demonstration_share < 1:
-            raise ConfigError(f"relabel.demonstration_share must be in [0, 1); got {self.demonstration_share!r}")
+        _choice("relabel.states", self.states, ("all", "clean", "divergence"))
+        if not 0 < self.share < 1:
+            raise ConfigError(f"relabel.share must be in (0, 1); got {self.share!r}")
         _positive("relabel.learning_rate", self.learning_rate, 1e-12)
 
 
@@ -253,12 +264,19 @@ class EvalConfig:
     workers: int = _f(1, "Processes each trained model is evaluated in (osint-eval's workers: each on every N-th task, torch's "
                          "threads shared out); on a 2-core CPU 2 is about 1.3x faster, greedy results equal up to float rounding.")
 
+    single_turn_model: str = _f("", "Multi-turn runs: a single-turn answerer (e.g. the default run's final model) evaluated on the same tasks for comparison.")
+    curve_tasks: int = _f(0, "Multi turn: tasks of curve_split the answerer plays greedily at the warm start and during the on-policy "
+                             "phases (a curve in the report; 0: none).")
+    curve_split: str = _f("v0:dev", "The benchmark split of those tasks (not the held-out eval.tasks).")
+    curve_every: int = _f(0, "Optimizer steps of an on-policy phase between two curve points (0: only at each phase's end).")
+
     def __post_init__(self) -> None:
         for name in ("limit", "batch_size", "max_new_tokens", "workers"):
             _positive(f"eval.{name}", getattr(self, name))
+        for name in ("curve_tasks", "curve_every"):
+            _positive(f"eval.{name}", getattr(self, name), 0)
         for d in self.difficulties:
             _choice("eval.difficulties[]", d, ("easy", "medium", "hard"))
-    single_turn_model: str = _f("", "Multi-turn runs: a single-turn answerer (e.g. the default run's final model) evaluated on the same tasks for comparison.")
 
 
 @dataclass(frozen=True)
@@ -312,6 +330,13 @@ class RunConfig:
 
         _positive("train_worlds", self.train_worlds)
         parse_ref(self.eval.tasks)
+        parse_ref(self.eval.curve_split)
+        if self.eval.curve_tasks and self.eval.curve_split == self.eval.tasks:
+            raise ConfigError(f"eval.curve_split must not be the held-out split eval.tasks ({self.eval.tasks!r}): the curve is "
+                              "measured during training; use v0:dev")
+        if self.eval.curve_tasks and self.answerer.mode != "multi_turn":
+            raise ConfigError("eval.curve_tasks: the dev curve plays multi-turn episodes; set it to 0 for answerer.mode "
+                              f"{self.answerer.mode!r}")
 
     @property
     def warm_start_on(self) -> bool:

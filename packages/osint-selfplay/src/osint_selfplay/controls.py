@@ -1,7 +1,7 @@
 """The run's two controls, each the answer to one question about its self-play rounds:
 
-- the **equal-compute control** (did GRPO beat more SFT with the same compute?): the warm start as
-  it would have run with the rounds' wall time added to its budget. A warm start whose learning rate
+- the **equal-compute control** (did the rounds beat more SFT with the same compute?): the warm start as
+  it would have run with the rounds' compute added to its budget, in its own optimizer steps (`budget_steps`). A warm start whose learning rate
   decays saved its state where the decay began (`osint_selfplay.sft`); the control resumes there,
   runs the stable phase on and decays over the same share of the longer budget. A warm start at a
   constant rate is continued from its end, on the demonstrations it had not reached;
@@ -31,13 +31,31 @@ if TYPE_CHECKING:
 UNIFORM_PHASE = "answerer_uniform"
 
 
+def budget_steps(rounds: list[dict[str, Any]], warm: dict[str, Any]) -> tuple[int, float]:
+    """(SFT steps, seconds): the compute of the self-play rounds in warm-start optimizer steps. A phase that
+    trained packed SFT steps (expert relabelling) counts those steps, and the rest of its wall time
+    converted; every other second (playing, GRPO, the generator, sampling) is converted at the rate the
+    warm start trained on this machine (its steps over its training seconds). Counting steps, not seconds,
+    keeps the control's training the same whether the machine runs faster or slower while it trains."""
+    rate = float(warm.get("steps") or 0) / float(warm.get("seconds") or 1.0)
+    steps, seconds = 0.0, 0.0
+    for rnd in rounds:
+        for phase in rnd.values():
+            if not isinstance(phase, dict):
+                continue
+            wall = float(phase.get("wall_seconds") or 0.0) - float(phase.get("curve_seconds") or 0.0)  # not the dev curve's
+            seconds += wall
+            trained = int(phase.get("sft_steps") or 0)
+            steps += trained + max(0.0, wall - float(phase.get("sft_seconds") or 0.0)) * rate
+    return round(steps), seconds
+
+
 def train_equal_compute(run: SelfPlayRun) -> dict[str, Any]:
-    """The warm start given the self-play rounds' wall time (their phases' seconds) on top of its own."""
+    """The warm start given the self-play rounds' compute (`budget_steps`) on top of its own."""
     cfg = run.cfg
     role = "shared" if cfg.model_topology == "shared" else "answerer"
     start = run.phases.done(None, f"warm_start_{role}") or {}
-    seconds = sum(float(phase.get("wall_seconds") or 0.0) for rnd in run.summary["rounds"]
-                  for phase in rnd.values() if isinstance(phase, dict))
+    steps, seconds = budget_steps(run.summary["rounds"], start)
     out = run._dir(None, "control")
     branch = run._dir(None, f"warm_start/{role}") / phases.DECAY_START
     if cfg.warm_start.decay_fraction > 0 and not cfg.dry_run and not branch.is_file():
@@ -48,9 +66,9 @@ def train_equal_compute(run: SelfPlayRun) -> dict[str, Any]:
     def fn() -> dict[str, Any]:
         rows = read_jsonl(run._dir(None, f"warm_start/{role}") / "demonstrations.jsonl")
         metrics = phases.run_sft(run.summary["warm_start_models"]["answerer"], rows, cfg, out, "answerer", cfg.model.answerer,
-                                 max_seconds=seconds, skip_rows=int(start.get("next_row") or 0), label="equal-compute SFT control",
-                                 branch=branch if branch.is_file() else None, warm_seconds=float(start.get("seconds") or 0.0))
-        return {**metrics, "budget_seconds": seconds}
+                                 extra_steps=steps, skip_rows=int(start.get("next_row") or 0), label="equal-compute SFT control",
+                                 branch=branch if branch.is_file() else None, warm_steps=int(start.get("steps") or 0))
+        return {**metrics, "budget_seconds": seconds, "budget_steps": steps}
 
     run._phase(None, "control", fn)
     return {**(run.phases.done(None, "control") or {}), "model": str(out / "final_model")}

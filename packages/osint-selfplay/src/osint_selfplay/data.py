@@ -253,11 +253,21 @@ def sft_multi_turn_rows(pool: WorldPool, cfg: RunConfig) -> tuple[list[dict[str,
     return [row for _, row in by_index], counts
 
 
+def rename_words(messages: list[dict[str, Any]], key: str) -> list[dict[str, Any]]:
+    """One training conversation with its made-up words renamed at random (``warm_start.rename_words``,
+    `osint_gym.world.names.rename_made_up_words`), consistently across its messages, from the seed ``key``:
+    demonstrations and relabelled conversations alike, so no training text favours the words the
+    training worlds happen to write."""
+    from osint_gym.world.names import rename_made_up_words
+
+    texts = rename_made_up_words([m["content"] for m in messages], random.Random(key))
+    return [{**m, "content": t} for m, t in zip(messages, texts)]
+
+
 def _demonstrations(pool: WorldPool, cfg: RunConfig, part: int, parts: int) -> tuple[list[tuple[int, dict[str, Any]]], dict[str, int]]:
     """The demonstrations of items ``part, part + parts, ...`` as (index, row) pairs, and their counts."""
     from osint_gym import chat
     from osint_gym.agents import OracleAgent, run_episode, unseen_ids
-    from osint_gym.world.names import rename_made_up_words
     from osint_selfplay.rollout import episode_env
 
     a = cfg.answerer
@@ -282,9 +292,8 @@ def _demonstrations(pool: WorldPool, cfg: RunConfig, part: int, parts: int) -> t
                                          [t.observation for t in turns[:-1]], short=a.action_format == "short",
                                          system=not a.bare_prompt)
         if cfg.warm_start.rename_words:
-            contents = [m["content"] for m in messages]
-            texts = rename_made_up_words(contents, random.Random(f"rename-words:{cfg.seed}:{index}"))
-            counts["renamed"] += texts != contents  # episodes that named an organisation or event
-            messages = [{**m, "content": t} for m, t in zip(messages, texts)]
+            renamed = rename_words(messages, f"rename-words:{cfg.seed}:{index}")
+            counts["renamed"] += renamed != messages  # episodes that named an organisation or event
+            messages = renamed
         rows.append((index, {"messages": messages}))
     return rows, counts

@@ -197,10 +197,12 @@ def _write(run: SelfPlayRun, report: Any, paths: dict[str, str], pairs: list[tup
            single_turn: dict[str, Any] | None) -> dict[str, Any]:
     """Write the report into the run folder and return the run summary's evaluation figures."""
     from osint_eval.report import write_report
+    from osint_selfplay.curves import run_curves
 
     cfg = run.cfg
+    curves = run_curves(run.summary["rounds"], run.summary.get("dev_curve_start"), cfg.eval.curve_split)
     # the run folder is the run's own (its manifest and --resume guard it): a resumed evaluation replaces a partial report
-    report = replace(report, out_dir=str(run.root / "eval"))
+    report = replace(report, out_dir=str(run.root / "eval"), curves=curves)
     write_report(report, run.root / "eval", overwrite=True)
     sampled = [rnd.get("sampled", {}) for rnd in run.summary["rounds"]]
     result = {
@@ -216,6 +218,7 @@ def _write(run: SelfPlayRun, report: Any, paths: dict[str, str], pairs: list[tup
         "zero_variance_groups": _zero_variance_groups(run.summary["rounds"]),
         "single_turn_reference": single_turn,
         "report": str(run.root / "eval" / "report.md"),
+        "curves": [c.to_dict() for c in curves],
     }
     atomic_write_json(run.root / "eval" / "summary.json", result)
     return result

@@ -95,6 +95,9 @@ class SelfPlayRun:
         self.dist.wait()
         self.pool = WorldPool(cfg.train_worlds, cfg.seed)
         self.summary: dict[str, Any] = {"rounds": []}
+        from osint_selfplay.curves import DevProbe
+
+        self.probe = DevProbe(cfg)
 
     # ------------------------------------------------------------------ helpers
     def _phase(self, round_index: int | None, name: str, fn: Any, *, collective: bool = False) -> dict[str, Any]:
@@ -245,7 +248,8 @@ class SelfPlayRun:
             else:
                 reward = AnswererReward(cfg.grpo_answerer.num_generations)
             metrics = phases.run_grpo(start, rows, reward, cfg.grpo_answerer, cfg, out, "answerer",
-                                      cfg.model.answerer, stream_seed(cfg.seed, f"grpo_{step}", r), rollout_func=rollout)
+                                      cfg.model.answerer, stream_seed(cfg.seed, f"grpo_{step}", r), rollout_func=rollout,
+                                      probe=None if uniform else self.probe, label=f"round {r} answerer GRPO")
             metrics["mix"] = mix
             metrics["start_model"] = start
             if rollout is not None:
@@ -283,7 +287,8 @@ class SelfPlayRun:
     def _relabel_phase(self, r: int, current: dict[str, str]) -> dict[str, Any]:
         """Expert relabelling (`osint_selfplay.relabel`): the answerer plays training tasks, the oracle
         continues its failed episodes from every state they reached, and SFT trains on those
-        continuations (and on the rows of earlier rounds) mixed with the warm start's demonstrations."""
+        continuations (and on the rows of earlier rounds), ``relabel.share`` of every step, beside the
+        warm start's demonstrations."""
         from osint_selfplay import relabel
 
         cfg = self.cfg
@@ -302,26 +307,32 @@ class SelfPlayRun:
                 rows, counts = relabel.relabelled_rows(current["answerer"], self.pool, cfg, tasks, seed,
                                                        cfg.relabel.workers)
             atomic_write_jsonl(out / "relabelled.jsonl", rows)
-            earlier = [row for q in range(r) for row in read_jsonl(self._dir(q, "relabel") / "relabelled.jsonl")]
+            relabelled = [row for q in range(r) for row in read_jsonl(self._dir(q, "relabel") / "relabelled.jsonl")]
+            aggregated = len(relabelled)
+            relabelled += rows
+            if not relabelled and not cfg.dry_run:
+                raise ConfigError(f"round {r}: relabelling kept no conversation ({counts}); raise relabel.tasks")
             demos_file = warm_dir / "demonstrations.jsonl"
             demos = read_jsonl(demos_file) if demos_file.is_file() else []
-            mix_seed = stream_seed(cfg.seed, "relabel_mix", r)
-            train = relabel.mix(earlier + rows, demos, cfg.relabel.demonstration_share, mix_seed)
-            if not train and not cfg.dry_run:
-                raise ConfigError(f"round {r}: relabelling kept no conversation ({counts}); raise relabel.tasks")
+            # the relabelled conversations make up relabel.share of every step; the warm start's demonstrations
+            # stream on beside them (without any, the relabelled ones are the whole stream)
+            main, extra = (demos, relabelled) if demos else (relabelled, [])
             branch = warm_dir / phases.DECAY_START
             warm = self.phases.done(None, f"warm_start_{role}") or {}
-            if r == 0 and branch.is_file():  # the warm start's decay, stretched, on the mix (as the control)
-                sft = phases.run_sft(str(warm_dir / "final_model"), train, cfg, out, "answerer", cfg.model.answerer,
-                                     max_seconds=cfg.relabel.sft_seconds, label="expert relabelling", branch=branch,
-                                     warm_seconds=float(warm.get("seconds") or 0.0), resume_data=False)
+            common: dict[str, Any] = {"extra_steps": cfg.relabel.sft_steps, "label": f"round {r} expert relabelling",
+                                      "extra": extra, "extra_share": cfg.relabel.share, "probe": self.probe}
+            if r == 0 and branch.is_file():  # the warm start's decay, stretched, as the control's, on its next rows
+                sft = phases.run_sft(str(warm_dir / "final_model"), main, cfg, out, "answerer", cfg.model.answerer,
+                                     branch=branch, warm_steps=int(warm.get("steps") or 0),
+                                     resume_data=bool(extra), **common)
             else:
-                sft = phases.run_sft(current["answerer"], train, cfg, out, "answerer", cfg.model.answerer,
-                                     max_seconds=cfg.relabel.sft_seconds, label="expert relabelling",
+                sft = phases.run_sft(current["answerer"], main, cfg, out, "answerer", cfg.model.answerer,
                                      settings={"learning_rate": cfg.relabel.learning_rate, "warmup_steps": 10,
-                                               "decay_fraction": 1.0})
-            return {**sft, "relabel": counts, "tasks": mix, "aggregated_rows": len(earlier),
-                    "demonstrations": len(train) - len(earlier) - len(rows), "start_model": current["answerer"]}
+                                               "decay_fraction": 1.0}, **common)
+            # its SFT steps count as such in the equal-compute control's budget (controls.budget_steps)
+            return {**sft, "sft_steps": sft.get("steps"), "sft_seconds": sft.get("seconds"),
+                    "relabel": counts, "tasks": mix, "aggregated_rows": aggregated,
+                    "relabelled_rows": len(relabelled), "start_model": current["answerer"]}
 
         result = self._phase(r, "relabel", fn)
         self._advance(current, "answerer", out)
@@ -360,6 +371,10 @@ class SelfPlayRun:
         self._write_manifest(bases)
         current = self._warm_start(bases) if cfg.warm_start_on else dict(bases)
         warm = dict(current)
+        if self.probe.enabled:  # the dev curve's first point: the model the on-policy rounds start from
+            start = current["answerer"]
+            self.summary["dev_curve_start"] = self._phase(
+                None, "dev_curve_start", lambda: self.probe.measure_path(start, "warm start" if cfg.warm_start_on else "base", 0))
         for r in range(cfg.rounds):
             round_summary: dict[str, Any] = {"round": r}
             for step in SCHEDULES[cfg.phase_schedule]:

@@ -109,29 +109,34 @@ def copy_model(src: str, folder: Path, card: dict[str, Any]) -> None:
 
 
 def run_sft(model_path: str, rows: list[dict[str, Any]], cfg: RunConfig, out: Path, role: str, base_model: str, *,
-            max_seconds: float | None = None, skip_rows: int = 0, label: str = "warm start",
-            branch: Path | None = None, warm_seconds: float | None = None, resume_data: bool = True,
-            settings: dict[str, Any] | None = None) -> dict[str, Any]:
+            extra_steps: int | None = None, skip_rows: int = 0, label: str = "warm start",
+            branch: Path | None = None, warm_steps: int | None = None, resume_data: bool = True,
+            settings: dict[str, Any] | None = None, extra: list[dict[str, Any]] | None = None,
+            extra_share: float = 0.0, probe: Any = None) -> dict[str, Any]:
     """Supervised training on verified demonstrations, the loss on the model's turns only: packed
-    (`osint_selfplay.sft`) when ``warm_start.packing``, else TRL's SFTTrainer. ``max_seconds`` and
-    ``skip_rows`` (packed only) make the equal-compute control: the warm start continued; with
-    ``branch`` (the state a ``warm_seconds`` warm start saved where its decay began) it resumes there
-    and its schedule is stretched by ``max_seconds`` (`osint_selfplay.sft.stretched`), its data where
-    the warm start's stood unless ``resume_data`` is false (other rows: relabelling's mix).
-    ``settings``: `sft.SFTSettings` fields that replace the warm start's (relabelling's fresh optimizer)."""
+    (`osint_selfplay.sft`) when ``warm_start.packing``, else TRL's SFTTrainer. Without ``extra_steps`` it is
+    the warm start (bounded by ``warm_start.epochs``, ``max_steps`` and ``max_seconds``). ``extra_steps`` and
+    ``skip_rows`` (packed only) continue it by that many optimizer steps (the equal-compute control, relabelling's
+    SFT): with ``branch`` (the state a ``warm_steps``-step warm start saved where its decay began) it resumes
+    there and its schedule is stretched by ``extra_steps`` (`osint_selfplay.sft.stretched`), its data where the
+    warm start's stood unless ``resume_data`` is false.
+    ``settings``: `sft.SFTSettings` fields that replace the warm start's (relabelling's fresh optimizer).
+    ``extra`` (packed only): conversations of which ``extra_share`` of every step's packed rows are drawn
+    (relabelling's), beside ``rows``' stream. ``probe`` (a `curves.DevProbe`, packed only): the dev curve's
+    points every ``eval.curve_every`` steps and at the end (``dev_curve``, ``curve_seconds``)."""
     card = {"base_model": base_model, "role": f"{role} ({label})", "config": cfg.to_dict(),
             "data": {"demonstrations": len(rows)}, "metrics": {}}
     if cfg.dry_run:
         copy_model(model_path, out / "final_model", card)
         return {"dry_run": True, "examples": len(rows)}
     if cfg.warm_start.packing:
-        return _run_packed_sft(model_path, rows, cfg, out, card, max_seconds=max_seconds, skip_rows=skip_rows,
-                               branch=branch, warm_seconds=warm_seconds, resume_data=resume_data,
-                               overrides=settings or {})
-    if any("masked_turns" in r for r in rows):
+        return _run_packed_sft(model_path, rows, cfg, out, card, extra_steps=extra_steps, skip_rows=skip_rows,
+                               branch=branch, warm_steps=warm_steps, resume_data=resume_data,
+                               overrides=settings or {}, extra=extra or [], extra_share=extra_share, probe=probe)
+    if extra or any("masked_turns" in r for r in rows):
         raise ConfigError("relabelled conversations mask the student's turns, which only the packed loop can: "
                           "set warm_start.packing = true (or relabel.enabled = false)")
-    if max_seconds is not None or skip_rows:
+    if extra_steps is not None or skip_rows:
         raise ConfigError("the equal-compute control continues a packed warm start: set warm_start.packing = true")
     from datasets import Dataset
     from transformers import AutoTokenizer
@@ -167,14 +172,14 @@ def run_sft(model_path: str, rows: list[dict[str, Any]], cfg: RunConfig, out: Pa
 
 
 def _run_packed_sft(model_path: str, rows: list[dict[str, Any]], cfg: RunConfig, out: Path, card: dict[str, Any], *,
-                    max_seconds: float | None, skip_rows: int, branch: Path | None = None,
-                    warm_seconds: float | None = None, resume_data: bool = True,
-                    overrides: dict[str, Any] | None = None) -> dict[str, Any]:
+                    extra_steps: int | None, skip_rows: int, branch: Path | None = None,
+                    warm_steps: int | None = None, resume_data: bool = True,
+                    overrides: dict[str, Any] | None = None, extra: list[dict[str, Any]] | None = None,
+                    extra_share: float = 0.0, probe: Any = None) -> dict[str, Any]:
     import torch
 
     from osint_eval.modeling import load_model_and_tokenizer
     from osint_selfplay import sft
-    from osint_selfplay.data import as_messages
 
     if int(os.environ.get("WORLD_SIZE", "1")) > 1:
         raise ConfigError("warm_start.packing trains in one process; under accelerate launch set warm_start.packing = false")
@@ -186,34 +191,71 @@ def _run_packed_sft(model_path: str, rows: list[dict[str, Any]], cfg: RunConfig,
 
         model = get_peft_model(model, _peft_config(cfg))
     t0 = time.perf_counter()
-    conversations = as_messages(rows)
-    packed = sft.pack(sft.tokenize(tokenizer, [r["messages"] for r in conversations],
-                                   masked_turns=[int(r.get("masked_turns", 0)) for r in conversations]), ws.max_length)
+    packed = _pack_rows(sft, tokenizer, rows, ws.max_length)
+    extra_packed = _pack_rows(sft, tokenizer, extra, ws.max_length) if extra else None
     tokenize_seconds = time.perf_counter() - t0
+    warm = extra_steps is None  # the warm start itself; else a continuation of it by extra_steps
     settings = sft.SFTSettings(learning_rate=ws.learning_rate, batch_size=ws.batch_size,
-                               epochs=ws.epochs if max_seconds is None else None, seed=cfg.seed,
+                               epochs=ws.epochs if warm else None, seed=cfg.seed,
                                warmup_steps=ws.warmup_steps if not skip_rows else min(10, ws.warmup_steps),  # a fresh optimizer: a short warm-up
-                               max_seconds=max_seconds if max_seconds is not None else (ws.max_seconds or None),
-                               skip_rows=skip_rows, decay_fraction=ws.decay_fraction)
+                               max_seconds=(ws.max_seconds or None) if warm else None,
+                               max_steps=(ws.max_steps or None) if warm else extra_steps,
+                               skip_rows=skip_rows, decay_fraction=ws.decay_fraction, autocast=ws.autocast,
+                               extra_rows=extra_rows(ws.batch_size, extra_share) if extra_packed else 0)
     settings = dataclasses.replace(settings, **(overrides or {}))
     start = None
     if branch is not None:  # the warm start's own state where its decay began: no warm-up, its optimizer
         start = torch.load(branch, map_location=device, weights_only=True)
-        seconds, decay = sft.stretched(float(warm_seconds or 0.0), float(start["seconds"]), float(max_seconds or 0.0))
-        settings = dataclasses.replace(settings, warmup_steps=0, max_seconds=seconds, decay_fraction=decay,
+        steps, decay = sft.stretched(float(warm_steps or 0), float(start["step"]), float(extra_steps or 0))
+        settings = dataclasses.replace(settings, warmup_steps=0, max_steps=round(steps), decay_fraction=decay,
                                        skip_rows=int(start["next_row"]) if resume_data else 0)
-    saving = max_seconds is None and ws.decay_fraction > 0  # the warm start keeps its decay's start for the control
-    result = sft.train_packed(model, packed, settings, pad_id=tokenizer.pad_token_id, device=device, desc=str(card["role"]),
-                              branch_path=out / DECAY_START if saving else None, start=start)
+    saving = warm and ws.decay_fraction > 0  # the warm start keeps its decay's start for the control
+    points: list[dict[str, Any]] = []
+    probing = probe is not None and probe.enabled
+    label = str(card["role"])
+
+    def measure(step: int, m: Any) -> None:
+        points.append(probe.measure(m, tokenizer, label, step))
+
+    result = sft.train_packed(model, packed, settings, pad_id=tokenizer.pad_token_id, device=device, desc=label,
+                              branch_path=out / DECAY_START if saving else None, start=start, extra=extra_packed,
+                              every=probe.every if probing else 0, on_step=measure if probing else None)
     if start is not None:
         result["branched_at"] = {k: start[k] for k in ("step", "seconds", "next_row")}
     logs = result.pop("log")
     metrics = {"examples": len(rows), "packed_rows": len(packed), "dropped_too_long": packed.dropped_too_long,
                "trained_tokens_per_epoch": packed.trained_tokens, "tokenize_seconds": tokenize_seconds, **result}
+    if extra_packed is not None:
+        metrics["extra"] = {"conversations": extra_packed.conversations, "packed_rows": len(extra_packed),
+                            "dropped_too_long": extra_packed.dropped_too_long, "rows_per_step": settings.extra_rows,
+                            "trained_tokens": extra_packed.trained_tokens}
     card["metrics"] = metrics
     atomic_write_jsonl(out / "metrics.jsonl", [{"phase": str(card["role"]), **entry} for entry in logs])
     _save_final(model.to("cpu"), tokenizer, out / "final_model", card)
+    if probing:
+        if not points or points[-1]["step"] != result["steps"]:
+            points.append(probe.measure_path(str(out / "final_model"), label, result["steps"]))
+        metrics["dev_curve"] = points
+        metrics["curve_seconds"] = sum(p["seconds"] for p in points)
     return metrics
+
+
+def extra_rows(batch_size: int, share: float) -> int:
+    """Packed rows of each step taken from a second set making up ``share`` of the step (at least one
+    when the share is positive, at most ``batch_size - 1``, so the main stream always advances)."""
+    if share <= 0:
+        return 0
+    return min(batch_size - 1, max(1, round(batch_size * share)))
+
+
+def _pack_rows(sft: Any, tokenizer: Any, rows: list[dict[str, Any]], max_length: int) -> Any:
+    """``rows`` (messages, or prompt/completion pairs) tokenized with their assistant masks (a relabelled
+    row's ``masked_turns`` first turns masked out) and packed into rows of ``max_length``."""
+    from osint_selfplay.data import as_messages
+
+    conversations = as_messages(rows)
+    return sft.pack(sft.tokenize(tokenizer, [r["messages"] for r in conversations],
+                                 masked_turns=[int(r.get("masked_turns", 0)) for r in conversations]), max_length)
 
 
 def grpo_args(phase: GRPOPhaseConfig, cfg: RunConfig, out: Path, seed: int, path: str = "grpo") -> Any:
@@ -224,8 +266,11 @@ def grpo_args(phase: GRPOPhaseConfig, cfg: RunConfig, out: Path, seed: int, path
 
 
 def run_grpo(model_path: str, rows: list[dict[str, Any]], reward: Any, phase: GRPOPhaseConfig, cfg: RunConfig, out: Path,
-             role: str, base_model: str, seed: int, rollout_func: Any = None) -> dict[str, Any]:
-    """One GRPO phase; returns its metrics and health report."""
+             role: str, base_model: str, seed: int, rollout_func: Any = None, probe: Any = None,
+             label: str = "", callbacks: list[Any] | None = None) -> dict[str, Any]:
+    """One GRPO phase; returns its metrics and health report. ``probe`` (a `curves.DevProbe`): the dev
+    curve's points every ``eval.curve_every`` steps and at the end (``dev_curve``, ``curve_seconds``).
+    ``callbacks``: more TrainerCallbacks (a benchmark's deadline)."""
     card = {"base_model": base_model, "role": role, "config": cfg.to_dict(), "data": {"prompts": len(rows)}, "metrics": {}}
     if cfg.dry_run:
         copy_model(model_path, out / "final_model", card)
@@ -239,8 +284,15 @@ def run_grpo(model_path: str, rows: list[dict[str, Any]], reward: Any, phase: GR
 
     tokenizer = AutoTokenizer.from_pretrained(model_path, padding_side="left")
     capture = _LogCapture(f"grpo_{role}")
+    callbacks = [capture, *(callbacks or [])]
+    points: list[dict[str, Any]] = []
+    probing = probe is not None and probe.enabled
+    if probing:
+        from osint_selfplay.curves import grpo_callback
+
+        callbacks.append(grpo_callback(probe, tokenizer, label or f"{role} GRPO", points))
     trainer = GRPOTrainer(model=model_path, reward_funcs=[reward], args=grpo_args(phase, cfg, out, seed, f"grpo_{role}"),
-                          train_dataset=Dataset.from_list(rows), processing_class=tokenizer, callbacks=[capture],
+                          train_dataset=Dataset.from_list(rows), processing_class=tokenizer, callbacks=callbacks,
                           peft_config=_peft_config(cfg), rollout_func=rollout_func)
     lm_head = "plain" if plain_lm_head(trainer) else "trl"  # see trl_compat.plain_lm_head
     before = _signature(trainer.model)
@@ -268,12 +320,21 @@ def run_grpo(model_path: str, rows: list[dict[str, Any]], reward: Any, phase: GR
         "reward_first": train_logs[0]["reward"] if train_logs else None,
         "reward_last": train_logs[-1]["reward"] if train_logs else None,
         "frac_reward_zero_std_mean": (sum(e.get("frac_reward_zero_std", 0.0) for e in train_logs) / len(train_logs)) if train_logs else None,
+        # each step's share of groups whose rewards had no variance (TRL logs it per optimizer step)
+        "zero_variance_steps": [{"step": e["step"], "share": e["frac_reward_zero_std"],
+                                 "groups": phase.per_device_train_batch_size * phase.gradient_accumulation_steps // phase.num_generations}
+                                for e in train_logs if e.get("frac_reward_zero_std") is not None],
     }
     card["metrics"] = metrics
     if trainer.accelerator.is_main_process:
         atomic_write_jsonl(out / "metrics.jsonl", capture.logs)
         _save_final(model, tokenizer, out / "final_model", card)
         shutil.rmtree(out / "trainer", ignore_errors=True)
+        if probing:
+            if not points or points[-1]["step"] != metrics["steps"]:
+                points.append(probe.measure_path(str(out / "final_model"), label or f"{role} GRPO", metrics["steps"]))
+            metrics["dev_curve"] = points
+            metrics["curve_seconds"] = sum(p["seconds"] for p in points)
     trainer.accelerator.wait_for_everyone()
     return metrics
 

@@ -2,27 +2,28 @@
 
 Outcome-reward GRPO can at most close the gap between the answerer's greedy success and its pass@k;
 OSINT-v0 has something better than a reward: an exact oracle that knows the hidden query. So the
-answerer plays training tasks (greedy by default: the states evaluation visits), and at every state
-a failed episode reached, the demonstrator (`osint_gym.agents.oracle_continuation`: names first, only
-ids the agent has seen) continues the episode within the steps left, treating what the answerer
-already read as read. Each correct continuation is a training conversation: the answerer's own turns
-as context (no loss) and the oracle's turns as targets (`masked_turns`), mixed with the warm start's
-demonstrations and trained by the packed SFT loop. Rows of earlier rounds are kept (the DAgger
-aggregate).
+answerer plays training tasks (greedy by default: the states evaluation visits), and at the states a
+failed episode reached (``relabel.states``: all of them, those before its first failed turn, or only
+its first divergence from the teacher) the demonstrator (`osint_gym.agents.oracle_continuation`: names
+first, only ids the agent has seen) continues the episode within the steps left, treating what the
+answerer already read as read. Each correct continuation is a training conversation: the answerer's own
+turns as context (no loss) and the oracle's turns as targets (`masked_turns`), its made-up words renamed
+as the demonstrations' are. Rows of earlier rounds are kept (the DAgger aggregate).
 
-In round 0 of a run whose packed warm start decays, the SFT resumes the warm start where its decay
-began, as the equal-compute control does (`osint_selfplay.controls`), with its schedule stretched by
-``relabel.sft_seconds``: the control and relabelling then differ only in their data and in the time
-relabelling spends playing, which the control spends training. In a shared model this restarts from
-the warm start's weights, so it replaces the round's earlier generator step. Later rounds (or a warm
-start without that state) continue the current model with a fresh optimizer at
-``relabel.learning_rate``, decaying to 0.
+The packed SFT loop then continues the warm start's own demonstrations where it stopped, with
+``relabel.share`` of every step's packed rows drawn from the relabelled conversations (cycled). In round 0
+of a run whose packed warm start decays, it resumes the warm start where its decay began, as the
+equal-compute control does (`osint_selfplay.controls`), its schedule stretched by ``relabel.sft_steps``:
+the control and relabelling then differ only in the relabelled share of their rows and in the compute
+relabelling spends playing, which the control spends training. In a shared model this restarts from the
+warm start's weights, so it replaces the round's earlier generator step. Later rounds (or a warm start
+without that state) continue the current model with a fresh optimizer at ``relabel.learning_rate``,
+decaying to 0.
 """
 
 from __future__ import annotations
 
 import json
-import random
 from typing import TYPE_CHECKING, Any, cast
 
 if TYPE_CHECKING:
@@ -32,7 +33,8 @@ if TYPE_CHECKING:
     from osint_selfplay.worlds import WorldPool
 
 
-COUNTS = ("episodes", "solved", "failed", "states", "ended", "incorrect", "unseen_ids", "duplicates", "kept")
+COUNTS = ("episodes", "solved", "failed", "states", "ended", "incorrect", "followed", "after_error", "unseen_ids",
+          "duplicates", "kept")
 
 
 Rows = list[dict[str, Any]]
@@ -40,20 +42,27 @@ Rows = list[dict[str, Any]]
 
 def relabel_episode(pool: WorldPool, cfg: RunConfig, world: World, task: Task,
                     actions: list[str]) -> tuple[Rows, dict[str, int]]:
-    """The relabelled conversations of one failed episode of the answerer (its ``actions``): one per
-    state it reached (after each of its turns that did not end the episode), where the oracle's
-    continuation is correct and uses no id before the agent saw it. ``masked_turns``: the answerer's
-    own turns."""
+    """The relabelled conversations of one failed episode of the answerer (its ``actions``), where the
+    oracle's continuation is correct and uses no id before the agent saw it; ``masked_turns``: the
+    answerer's own turns. ``relabel.states = "all"``: one per state it reached (after each of its turns
+    that did not end the episode); ``"clean"``: those before its first turn with an error (a failed call, an
+    action that does not parse), so no row teaches what to do after one (measured: a tiny model taught to
+    retry after a failed lookup retries the same miscopied call until its steps run out); ``"divergence"``:
+    one, at the first state where its next turn is not the teacher's (the calls compared as a set), so the
+    loss falls where it went wrong and no row starts after its mistake."""
     from osint_gym import chat
     from osint_gym.agents import oracle_continuation, unseen_ids
+    from osint_selfplay.data import rename_words
     from osint_selfplay.rollout import episode_env
 
     a = cfg.answerer
+    divergence = cfg.relabel.states == "divergence"
     counts = dict.fromkeys(COUNTS, 0)
     rows = []
-    # every state after one of its turns; a student that never finished a turn (its first was cut by the
-    # token budget) reached only the start, where the continuation is the demonstration of this task
-    for k in range(1 if actions else 0, len(actions) + 1):
+    # "all": every state after one of its turns; a student that never finished a turn (its first was cut by
+    # the token budget) reached only the start, where the continuation is the demonstration of this task
+    first = 0 if divergence or not actions else 1
+    for k in range(first, len(actions) + 1):
         counts["states"] += 1
         env = episode_env(pool, task, cast(int, world.seed), a.max_turns, a.max_parallel_calls, a.max_observation_chars,
                           observation_format=a.observation_format, bare=a.bare_prompt)
@@ -64,6 +73,12 @@ def relabel_episode(pool: WorldPool, cfg: RunConfig, world: World, task: Task,
         if not record.correct:
             counts["incorrect"] += 1
             continue
+        if cfg.relabel.states == "clean" and any(t.error for t in record.turns[:k]):
+            counts["after_error"] += 1  # a state after one of its failed turns
+            continue
+        if divergence and k < len(actions) and same_calls(record.turns[k].action, actions[k]):
+            counts["followed"] += 1  # the student took the teacher's turn here: its mistake comes later
+            continue
         if unseen_ids(record, from_turn=k):
             counts["unseen_ids"] += 1
             continue
@@ -71,8 +86,24 @@ def relabel_episode(pool: WorldPool, cfg: RunConfig, world: World, task: Task,
         messages = chat.episode_messages(record.first_observation, [t.action for t in turns],
                                          [t.observation for t in turns[:-1]], short=a.action_format == "short",
                                          system=not a.bare_prompt)
+        if cfg.warm_start.rename_words:  # as the demonstrations are: every made-up word is trained, not the worlds' own
+            messages = rename_words(messages, f"rename-words:relabel:{cfg.seed}:{world.seed}:{task.task_id}:{k}")
         rows.append({"messages": messages, "masked_turns": k})
+        if divergence:
+            break
     return rows, counts
+
+
+def same_calls(a: str, b: str) -> bool:
+    """Whether two actions make the same calls, in any order (a fan-out's order is the agent's choice)."""
+    from osint_gym.actions import parse_action
+
+    def key(action: str) -> list[str] | None:
+        parsed = parse_action(action)
+        return sorted(json.dumps([c.name, c.args], sort_keys=True) for c in parsed.calls) if parsed.ok else None
+
+    mine = key(a)
+    return mine is not None and mine == key(b)
 
 
 def _shard(policy: Any, pool: WorldPool, cfg: RunConfig, items: list[dict[str, Any]]) -> tuple[Rows, dict[str, int]]:
@@ -139,13 +170,3 @@ def relabelled_rows(model_dir: str, pool: WorldPool, cfg: RunConfig, tasks: list
             rows.append(row)
     counts["kept"] = len(rows)
     return rows, counts
-
-
-def mix(relabelled: Rows, demonstrations: Rows, share: float, seed: int) -> Rows:
-    """The SFT conversations: every relabelled one, and demonstrations drawn at random (without
-    replacement, as many as there are) to make up ``share`` of the whole, shuffled together."""
-    rng = random.Random(f"{seed}:relabel_mix")
-    want = round(len(relabelled) * share / (1 - share)) if share else 0
-    rows = relabelled + rng.sample(demonstrations, min(want, len(demonstrations)))
-    rng.shuffle(rows)
-    return rows

@@ -42,9 +42,10 @@ def _round_lines(rnd: dict[str, Any]) -> list[str]:
             f"  expert relabelling: {c.get('episodes')} episodes played ({t.get('generated')} generated + "
             f"{t.get('seed')} seed tasks), {c.get('failed')} failed; {c.get('kept')} oracle continuations kept "
             f"of {c.get('states')} states ({c.get('incorrect')} incorrect, {c.get('unseen_ids')} with unseen ids, "
-            f"{c.get('ended')} ended), {relabel.get('demonstrations')} demonstrations mixed in; "
-            f"{relabel.get('steps')} SFT steps in {_num(relabel.get('seconds'))} s, "
-            f"final loss {_num(relabel.get('final_loss'))}")
+            f"{c.get('ended')} ended); {relabel.get('steps')} SFT steps in {_num(relabel.get('seconds'))} s, "
+            f"{(relabel.get('extra') or {}).get('rows_per_step', 0)} packed rows of each step relabelled "
+            f"({relabel.get('relabelled_rows')} conversations, {relabel.get('aggregated_rows')} of earlier rounds), "
+            f"the rest demonstrations; final loss {_num(relabel.get('final_loss'))}")
     zero = a.get("zero_variance_by_source") or {}
     if zero:
         lines.append("  zero-variance answerer groups: " + ", ".join(

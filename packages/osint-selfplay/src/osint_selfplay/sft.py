@@ -29,7 +29,7 @@ from __future__ import annotations
 import logging
 import random
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -140,13 +140,17 @@ class SFTSettings:
     max_grad_norm: float = 1.0
     seed: int = 0
     max_seconds: float | None = None
+    max_steps: int | None = None  # stop after this many optimizer steps (the budget, like the epochs' steps)
     skip_rows: int = 0  # start this many packed rows into the (seeded) epoch order
     logging_steps: int = 10
     decay_fraction: float = 0.0  # the learning rate falls linearly to 0 over this last share of the budget
+    extra_rows: int = 0  # packed rows of each step drawn from a second set (`train_packed`'s ``extra``)
+    autocast: str = "none"  # "bfloat16": forward and backward under torch.autocast (float32 master weights)
 
 
 def _progress(s: SFTSettings, step: int, elapsed: float, total_steps: int | None) -> float:
-    """The share of the budget spent: of the epochs' steps or of ``max_seconds``, whichever is further."""
+    """The share of the budget spent: of the steps (the epochs' or ``max_steps``, the fewer) or of
+    ``max_seconds``, whichever is further."""
     return max(step / total_steps if total_steps else 0.0, elapsed / s.max_seconds if s.max_seconds else 0.0)
 
 
@@ -165,28 +169,46 @@ def decaying(s: SFTSettings, step: int, elapsed: float, total_steps: int | None)
     return s.decay_fraction > 0 and _progress(s, step, elapsed, total_steps) > 1.0 - s.decay_fraction
 
 
-def stretched(warm_seconds: float, branch_seconds: float, extra_seconds: float) -> tuple[float, float]:
-    """(max_seconds, decay_fraction) for the rest of a warm start, resumed where its decay began
-    (``branch_seconds`` into its ``warm_seconds``), whose budget grows by ``extra_seconds``: the stable
-    phase runs on and the decay keeps its share of the longer budget, so the whole is the warm start's
-    schedule over ``warm_seconds + extra_seconds`` (warmup-stable-decay branches from the stable phase)."""
-    total = warm_seconds + extra_seconds
-    remaining = total - branch_seconds
-    decay = (warm_seconds - branch_seconds) * total / warm_seconds if warm_seconds > 0 else remaining
+def stretched(warm: float, branch: float, extra: float) -> tuple[float, float]:
+    """(budget, decay_fraction) for the rest of a warm start of ``warm`` optimizer steps, resumed where its
+    decay began (step ``branch``), whose budget grows by ``extra`` steps: the stable phase runs on and the
+    decay keeps its share of the longer budget, so the whole is the warm start's schedule over ``warm +
+    extra`` steps (warmup-stable-decay branches from the stable phase). Any unit of budget works alike."""
+    total = warm + extra
+    remaining = total - branch
+    decay = (warm - branch) * total / warm if warm > 0 else remaining
     return remaining, min(1.0, decay / remaining) if remaining > 0 else 1.0
 
 
 def _epoch_stream(packed: Packed, s: SFTSettings) -> Iterator[list[int]]:
     """Batches of packed rows in training order: a seeded shuffle repeated for ``epochs`` passes
-    (``None``: without end), starting ``skip_rows`` into it."""
+    (``None``: without end), starting ``skip_rows`` into it; ``batch_size - extra_rows`` rows a step."""
     order = list(range(len(packed)))
     random.Random(s.seed).shuffle(order)
     total = None if s.epochs is None else int(len(packed) * s.epochs)
+    per_step = s.batch_size - s.extra_rows
     k = 0
     while total is None or k < total:
-        size = s.batch_size if total is None else min(s.batch_size, total - k)
+        size = per_step if total is None else min(per_step, total - k)
         yield [order[(s.skip_rows + k + j) % len(order)] for j in range(size)]
         k += size
+
+
+def _extra_stream(n: int, rows: int, seed: int) -> Iterator[list[int]]:
+    """``rows`` indices of a second set of ``n`` packed rows per step, a seeded shuffle repeated without end."""
+    order = list(range(n))
+    random.Random(f"{seed}:extra").shuffle(order)
+    k = 0
+    while True:
+        yield [order[(k + j) % n] for j in range(rows)]
+        k += rows
+
+
+def _with_extra(packed: Packed, extra: Packed) -> Packed:
+    """One set holding ``packed``'s rows, then ``extra``'s (indices of ``extra`` shift by ``len(packed)``)."""
+    return Packed(packed.input_ids + extra.input_ids, packed.position_ids + extra.position_ids,
+                  packed.labels + extra.labels, packed.conversations + extra.conversations,
+                  packed.dropped_too_long + extra.dropped_too_long, packed.trained_tokens + extra.trained_tokens)
 
 
 def _loss(model: Any, batch: dict[str, Any]) -> Any:
@@ -210,11 +232,19 @@ def _loss(model: Any, batch: dict[str, Any]) -> Any:
     return F.cross_entropy(logits.float(), targets[keep])
 
 
-def _step(model: Any, opt: Any, params: list[Any], batch: dict[str, Any], max_grad_norm: float) -> float:
-    """One optimizer step on ``batch`` (gradients clipped); its loss."""
+AUTOCAST = ("none", "bfloat16")
+
+
+def _step(model: Any, opt: Any, params: list[Any], batch: dict[str, Any], max_grad_norm: float,
+          autocast: str = "none") -> float:
+    """One optimizer step on ``batch`` (gradients clipped); its loss. ``autocast="bfloat16"``: the forward
+    (and so the backward) runs its matrix products in bfloat16 while the weights, their gradients and
+    the optimizer stay float32 (mixed precision; the loss itself is taken in float32)."""
     import torch
 
-    loss = _loss(model, batch)
+    device = batch["input_ids"].device.type
+    with torch.autocast(device_type=device, dtype=torch.bfloat16, enabled=autocast == "bfloat16"):
+        loss = _loss(model, batch)
     loss.backward()
     torch.nn.utils.clip_grad_norm_(params, max_grad_norm)
     opt.step()
@@ -223,10 +253,16 @@ def _step(model: Any, opt: Any, params: list[Any], batch: dict[str, Any], max_gr
 
 
 def train_packed(model: Any, packed: Packed, s: SFTSettings, *, pad_id: int, device: Any = "cpu",
-                 desc: str = "SFT", branch_path: Any = None, start: dict[str, Any] | None = None) -> dict[str, Any]:
+                 desc: str = "SFT", branch_path: Any = None, start: dict[str, Any] | None = None,
+                 extra: Packed | None = None, every: int = 0,
+                 on_step: Callable[[int, Any], Any] | None = None) -> dict[str, Any]:
     """Train ``model`` in place on ``packed``; returns metrics and the per-``logging_steps`` log.
     ``branch_path``: where to save the state at the decay's first step; ``start``: such a state to
-    resume from (its weights and optimizer; ``s.skip_rows`` says where its data continues)."""
+    resume from (its weights and optimizer; ``s.skip_rows`` says where its data continues).
+    ``extra``: a second set (relabelled conversations) of which every step takes ``s.extra_rows``
+    rows, cycled in a seeded order, beside ``batch_size - extra_rows`` rows of ``packed``'s stream;
+    epochs, ``skip_rows`` and ``next_row`` count ``packed``'s rows only. ``on_step(steps_done, model)`` is called
+    every ``every`` steps (a dev curve's measurement); its seconds are not counted against ``max_seconds``."""
     import torch
     from tqdm import tqdm
 
@@ -234,8 +270,14 @@ def train_packed(model: Any, packed: Packed, s: SFTSettings, *, pad_id: int, dev
 
     if not len(packed):
         raise ConfigError("packed SFT: no conversation fits warm_start.max_length; raise it")
-    if s.epochs is None and s.max_seconds is None:
-        raise ConfigError("packed SFT needs epochs or max_seconds")
+    if s.epochs is None and s.max_seconds is None and s.max_steps is None:
+        raise ConfigError("packed SFT needs epochs, max_steps or max_seconds")
+    if s.autocast not in AUTOCAST:
+        raise ConfigError(f"packed SFT: autocast must be one of {AUTOCAST}; got {s.autocast!r}")
+    if not 0 <= s.extra_rows < s.batch_size:
+        raise ConfigError(f"packed SFT: extra_rows must be in [0, batch_size = {s.batch_size}); got {s.extra_rows}")
+    if s.extra_rows and not (extra is not None and len(extra)):
+        raise ConfigError("packed SFT: extra_rows > 0 needs a non-empty second set of packed rows")
     torch.manual_seed(s.seed)
     params = [p for p in model.parameters() if p.requires_grad]
     opt = torch.optim.AdamW(params, lr=s.learning_rate, betas=(0.9, 0.98), weight_decay=s.weight_decay)
@@ -249,11 +291,18 @@ def train_packed(model: Any, packed: Packed, s: SFTSettings, *, pad_id: int, dev
     losses: list[float] = []
     rows_done = tokens = 0
     stopped = "epochs"
-    steps = None if s.epochs is None else -(-int(len(packed) * s.epochs) // s.batch_size)
+    steps = None if s.epochs is None else -(-int(len(packed) * s.epochs) // (s.batch_size - s.extra_rows))
+    if s.max_steps is not None:
+        steps = s.max_steps if steps is None else min(steps, s.max_steps)
+    extras = _extra_stream(len(extra), s.extra_rows, s.seed) if extra is not None and s.extra_rows else None
+    both = _with_extra(packed, extra) if extras is not None and extra is not None else packed
     t0 = time.perf_counter()
     for step, rows in enumerate(tqdm(_epoch_stream(packed, s), total=steps, desc=desc, unit="step", leave=False)):
         if s.max_seconds is not None and time.perf_counter() - t0 >= s.max_seconds:
             stopped = "max_seconds"
+            break
+        if s.max_steps is not None and step >= s.max_steps:
+            stopped = "max_steps"
             break
         elapsed = time.perf_counter() - t0
         if branch_path is not None and branched is None and decaying(s, step, elapsed, steps):
@@ -262,10 +311,16 @@ def train_packed(model: Any, packed: Packed, s: SFTSettings, *, pad_id: int, dev
         lr = s.learning_rate * lr_scale(s, step, elapsed, steps)
         for group in opt.param_groups:
             group["lr"] = lr
-        batch = {k: v.to(device) for k, v in _batch(packed, rows, pad_id).items()}
-        losses.append(_step(model, opt, params, batch, s.max_grad_norm))
+        taken = rows + ([len(packed) + i for i in next(extras)] if extras is not None else [])
+        batch = {k: v.to(device) for k, v in _batch(both, taken, pad_id).items()}
+        losses.append(_step(model, opt, params, batch, s.max_grad_norm, s.autocast))
         rows_done += len(rows)
         tokens += int(batch["input_ids"].numel())
+        if on_step is not None and every and (step + 1) % every == 0:
+            paused = time.perf_counter()
+            on_step(step + 1, model)
+            model.train()
+            t0 += time.perf_counter() - paused  # the measurement is not training time
         if (step + 1) % s.logging_steps == 0:
             window = losses[-s.logging_steps :]
             logs.append({"step": step + 1, "loss": sum(window) / len(window), "learning_rate": lr,

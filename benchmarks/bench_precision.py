@@ -1,0 +1,149 @@
+"""Mixed precision on this CPU: float32 against bfloat16 autocast (float32 master weights), side by side.
+
+    hatch run python benchmarks/bench_precision.py [--model runs/tiny-cpu/warm_start/shared/final_model]
+        [--demos 2000] [--steps 30] [--rounds 3] [--tasks 128]
+
+Three figures, each a ratio measured in alternating rounds of the same process:
+
+1. the machine's limit: GFLOP/s of square matrix products (128 and 512) in float32 and bfloat16, on one
+   thread and on all of torch's threads;
+2. packed SFT (`osint_selfplay.sft.train_packed`, the main job's rows of 512 tokens, 8 a step) in
+   demonstration tokens per second, float32 against ``autocast="bfloat16"``, and the GFLOP/s that rate
+   means (6 x parameters x tokens, the forward and backward of a dense model; attention excluded);
+3. greedy multi-turn episodes per second of ``--tasks`` v0:test tasks (the main job's episode settings and
+   decoding), float32 against the same policy under ``torch.autocast("cpu", torch.bfloat16)``, and how many
+   of the episodes end with the same answer.
+
+Speed alone does not decide: a faster SFT step is worth taking only if held-out success at equal wall time
+holds (the main job's warm start with ``warm_start.autocast = "bfloat16"``, paired; see RESULTS.md).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import time
+from pathlib import Path
+from typing import Any
+
+import torch
+
+CONFIG = Path(__file__).resolve().parents[1] / "configs" / "selfplay" / "tiny-cpu.toml"
+
+
+def matmul_gflops(n: int, dtype: torch.dtype, threads: int, seconds: float = 0.5) -> float:
+    torch.set_num_threads(threads)
+    a, b = torch.randn(n, n, dtype=dtype), torch.randn(n, n, dtype=dtype)
+    for _ in range(3):
+        a @ b
+    calls, t0 = 0, time.perf_counter()
+    while time.perf_counter() - t0 < seconds:
+        a @ b
+        calls += 1
+    return 2 * n**3 * calls / (time.perf_counter() - t0) / 1e9
+
+
+def _demos(n: int) -> list[dict[str, Any]]:
+    from osint_selfplay import data
+    from osint_selfplay.config import load_config
+    from osint_selfplay.worlds import WorldPool
+
+    cfg = load_config(str(CONFIG), [f"warm_start.answerer_examples={n}", "warm_start.workers=1"])
+    rows, _ = data.sft_multi_turn_rows(WorldPool(cfg.train_worlds, cfg.seed), cfg)
+    return rows
+
+
+def sft_rate(model_dir: str, packed: Any, pad_id: int, steps: int, autocast: str) -> dict[str, float]:
+    from transformers import AutoModelForCausalLM
+
+    from osint_selfplay import sft
+
+    model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32)
+    s = sft.SFTSettings(learning_rate=1e-3, batch_size=8, epochs=None, max_steps=steps, warmup_steps=1,
+                        autocast=autocast)
+    out = sft.train_packed(model, packed, s, pad_id=pad_id)
+    params = sum(p.numel() for p in model.parameters())
+    rate = out["tokens"] / out["seconds"]
+    return {"tokens_per_second": rate, "gflops": 6 * params * rate / 1e9, "final_loss": out["final_loss"]}
+
+
+def episodes_rate(model_dir: str, tasks: int, autocast: bool) -> tuple[float, list[Any]]:
+    from osint_eval.policies import HFPolicy
+    from osint_eval.runner import run_multi_turn
+    from osint_gym.benchmark import benchmark_tasks, benchmark_world
+    from osint_selfplay.config import load_config
+    from osint_selfplay.evaluate import episode_kwargs
+
+    cfg = load_config(str(CONFIG))
+    policy = HFPolicy(model_dir, batch_size=cfg.eval.batch_size, max_new_tokens=cfg.eval.max_new_tokens,
+                      temperature=0.0, decoding=cfg.model.decoding)
+    chosen = benchmark_tasks("v0:test")[:tasks]
+    t0 = time.perf_counter()
+    with torch.autocast("cpu", dtype=torch.bfloat16, enabled=autocast):
+        results = run_multi_turn(policy, benchmark_world("v0:test"), chosen,
+                                 **episode_kwargs(cfg.answerer, cfg.eval.batch_size))
+    seconds = time.perf_counter() - t0
+    policy.close()
+    return tasks / seconds, [r.submitted for r in results]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--model", default="runs/tiny-cpu/warm_start/shared/final_model")
+    ap.add_argument("--demos", type=int, default=2000)
+    ap.add_argument("--steps", type=int, default=30, help="SFT steps per round and precision")
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--tasks", type=int, default=128, help="v0:test episodes per round and precision")
+    args = ap.parse_args()
+    if not Path(args.model).is_dir():
+        raise SystemExit(f"bench_precision: no model at {args.model} (run the main job first: hatch run train)")
+    threads = torch.get_num_threads()
+    print(f"== matrix products (GFLOP/s), torch {torch.__version__}, {threads} threads available ==")
+    limit: dict[str, float] = {}
+    for n in (128, 512):
+        for t in sorted({1, threads}):
+            f32, bf16 = matmul_gflops(n, torch.float32, t), matmul_gflops(n, torch.bfloat16, t)
+            limit[f"{n}x{n}, {t} thread(s)"] = f32
+            print(f"{n}x{n}, {t} thread(s): float32 {f32:.0f} | bfloat16 {bf16:.0f} | ratio {bf16 / f32:.2f}x")
+    torch.set_num_threads(threads)
+
+    from transformers import AutoTokenizer
+
+    from osint_selfplay import sft
+
+    tok = AutoTokenizer.from_pretrained(args.model)
+    packed = sft.pack(sft.tokenize(tok, [r["messages"] for r in _demos(args.demos)]), 512)
+    print(f"\n== packed SFT, {len(packed)} rows of 512 tokens, 8 a step, {args.steps} steps per round ==")
+    sft_runs: dict[str, list[dict[str, float]]] = {"float32": [], "bfloat16": []}
+    for r in range(args.rounds):
+        for name, ac in (("float32", "none"), ("bfloat16", "bfloat16")):
+            sft_runs[name].append(sft_rate(args.model, packed, tok.pad_token_id, args.steps, ac))
+        ratio = sft_runs["bfloat16"][-1]["tokens_per_second"] / sft_runs["float32"][-1]["tokens_per_second"]
+        print(f"round {r}: float32 {sft_runs['float32'][-1]['tokens_per_second']:.0f} tokens/s | bfloat16 autocast "
+              f"{sft_runs['bfloat16'][-1]['tokens_per_second']:.0f} tokens/s | ratio {ratio:.2f}x")
+    med = {k: statistics.median(x["tokens_per_second"] for x in v) for k, v in sft_runs.items()}
+    gfl = {k: statistics.median(x["gflops"] for x in v) for k, v in sft_runs.items()}
+    print(f"median: float32 {med['float32']:.0f} tokens/s ({gfl['float32']:.0f} GFLOP/s of 6 x parameters x tokens) | "
+          f"bfloat16 {med['bfloat16']:.0f} ({gfl['bfloat16']:.0f} GFLOP/s) | ratio {med['bfloat16'] / med['float32']:.2f}x")
+
+    print(f"\n== greedy multi-turn episodes, {args.tasks} v0:test tasks per round ==")
+    ep: dict[str, list[float]] = {"float32": [], "bfloat16": []}
+    same = 0
+    for r in range(args.rounds):
+        f32, answers32 = episodes_rate(args.model, args.tasks, False)
+        bf16, answers16 = episodes_rate(args.model, args.tasks, True)
+        ep["float32"].append(f32)
+        ep["bfloat16"].append(bf16)
+        same = sum(a == b for a, b in zip(answers32, answers16))
+        print(f"round {r}: float32 {f32:.2f} episodes/s | bfloat16 autocast {bf16:.2f} | ratio {bf16 / f32:.2f}x")
+    e32, e16 = statistics.median(ep["float32"]), statistics.median(ep["bfloat16"])
+    print(f"median: float32 {e32:.2f} | bfloat16 {e16:.2f} | ratio {e16 / e32:.2f}x; "
+          f"the same submitted answer in {same}/{args.tasks} episodes")
+    print(json.dumps({"matmul_float32_gflops": limit, "sft_tokens_per_second": med, "sft_gflops": gfl,
+                      "episodes_per_second": {"float32": e32, "bfloat16": e16}, "same_answers": same,
+                      "tasks": args.tasks, "torch": torch.__version__}))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,123 @@
+"""Curves a person looks at: the answerer's greedy success on a fixed dev set during the on-policy phases
+(``eval.curve_tasks`` tasks of ``eval.curve_split``, never the held-out test split), and the share of
+its GRPO groups whose rewards had no variance, step by step. They land in the run's report as
+`osint_eval.schema.Curve` s (a plot and a table each).
+
+`DevProbe.measure` plays the dev tasks with the model as it is at that moment, in this process; the
+seconds it spends are counted apart (``curve_seconds``), so the equal-compute control is not credited
+with them (`osint_selfplay.controls.budget_steps`).
+"""
+
+from __future__ import annotations
+
+import tempfile
+import time
+from typing import Any
+
+from osint_eval.schema import Curve, CurvePoint, Estimate
+from osint_eval.stats import proportion_interval
+from osint_selfplay.errors import ConfigError
+
+Point = dict[str, Any]
+ANSWERER_PHASES = ("answerer_first", "relabel", "answerer")  # a round's answerer updates, in the order they run
+
+
+class DevProbe:
+    """Greedy success on the run's dev curve tasks, measured on a model in memory or on disk."""
+
+    def __init__(self, cfg: Any) -> None:
+        from osint_gym.benchmark import benchmark_tasks, benchmark_world
+
+        ev = cfg.eval
+        self.cfg = cfg
+        self.every = ev.curve_every
+        self.tasks = benchmark_tasks(ev.curve_split)[: ev.curve_tasks] if ev.curve_tasks else []
+        self.world = benchmark_world(ev.curve_split) if self.tasks else None
+        self.seconds = 0.0
+
+    @property
+    def enabled(self) -> bool:
+        return bool(self.tasks) and not self.cfg.dry_run
+
+    def measure_path(self, model_dir: str, label: str, step: int) -> Point:
+        """One point: the model saved in ``model_dir`` on the dev tasks, greedy."""
+        from osint_eval.policies import HFPolicy
+        from osint_eval.runner import run_multi_turn
+        from osint_selfplay.evaluate import episode_kwargs
+
+        cfg = self.cfg
+        if self.world is None:
+            raise ConfigError("eval.curve_tasks = 0: the run measures no dev curve")
+        t0 = time.perf_counter()
+        policy = HFPolicy(model_dir, batch_size=cfg.eval.batch_size, max_new_tokens=cfg.eval.max_new_tokens,
+                          temperature=0.0, decoding=cfg.model.decoding)
+        try:
+            results = run_multi_turn(policy, self.world, self.tasks, **episode_kwargs(cfg.answerer, cfg.eval.batch_size))
+        finally:
+            policy.close()
+        seconds = time.perf_counter() - t0
+        self.seconds += seconds
+        return {"label": label, "step": step, "solved": sum(r.correct for r in results), "n": len(results),
+                "seconds": seconds}
+
+    def measure(self, model: Any, tokenizer: Any, label: str, step: int) -> Point:
+        """One point: ``model`` as it is now (in training), saved to a scratch folder and played from there."""
+        t0 = time.perf_counter()
+        training = model.training
+        with tempfile.TemporaryDirectory(prefix="osint-curve-") as tmp:
+            model.save_pretrained(tmp)
+            tokenizer.save_pretrained(tmp)
+            point = self.measure_path(tmp, label, step)
+        model.train(training)
+        self.seconds += time.perf_counter() - t0 - point["seconds"]
+        return point
+
+
+def grpo_callback(probe: DevProbe, tokenizer: Any, label: str, points: list[Point]) -> Any:
+    """A TrainerCallback that measures ``probe`` every ``probe.every`` GRPO steps into ``points``."""
+    from transformers import TrainerCallback
+
+    class Probe(TrainerCallback):
+        def on_step_end(self, args: Any, state: Any, control: Any, model: Any = None, **kw: Any) -> None:
+            if probe.every and model is not None and state.global_step % probe.every == 0:
+                points.append(probe.measure(model, tokenizer, label, state.global_step))
+
+    return Probe()
+
+
+def run_curves(rounds: list[dict[str, Any]], warm_point: Point | None, split: str) -> list[Curve]:
+    """The report's curves from the run summary: dev success over the on-policy optimizer steps (each
+    phase's steps after the earlier phases'), and the zero-variance share of each GRPO step's groups."""
+    points: list[CurvePoint] = []
+    if warm_point:
+        points.append(_point(0, warm_point))
+    zero: list[CurvePoint] = []
+    offset = 0
+    for rnd in rounds:
+        for phase in (rnd.get(key) for key in ANSWERER_PHASES):
+            if not isinstance(phase, dict):
+                continue
+            for p in phase.get("dev_curve") or []:
+                points.append(_point(offset + int(p["step"]), p))
+            for entry in phase.get("zero_variance_steps") or []:
+                n = int(entry["groups"])
+                share = float(entry["share"])
+                zero.append(CurvePoint(offset + int(entry["step"]), proportion_interval([1] * round(share * n)
+                                                                                        + [0] * (n - round(share * n))),
+                                       "GRPO"))
+            offset += int(phase.get("sft_steps") or 0) if "sft_steps" in phase else int(phase.get("steps") or 0)
+    curves = []
+    if points:
+        n = points[0].value.n
+        curves.append(Curve(f"greedy success on {n} {split} tasks during the on-policy phases", "on-policy optimizer step",
+                            "success (95% CI)", points))
+    if zero:
+        curves.append(Curve("answerer GRPO groups with zero reward variance", "on-policy optimizer step",
+                            "share of the step's groups (95% CI)", zero))
+    return curves
+
+
+def _point(x: int, p: Point) -> CurvePoint:
+    solved, n = int(p["solved"]), int(p["n"])
+    value: Estimate = proportion_interval([1] * solved + [0] * (n - solved))
+    return CurvePoint(x, value, str(p.get("label", "")))
