@@ -200,6 +200,9 @@ def main() -> None:
                       **episode_kwargs(cfg.answerer, cfg.eval.batch_size))
     for p in policies.values():
         p.close()
+    from osint_eval.report import write_report
+
+    write_report(report, out / "eval", overwrite=True)  # every episode: further pairs can be compared later
     print(f"\n{args.split}, first {len(tasks)} tasks, greedy; every method {args.seconds:.0f} s from the warm start of {run}")
     print("| method | episodes | wall s | SFT steps | GRPO steps | success | vs warm start | vs control |")
     print("|---|---|---|---|---|---|---|---|")

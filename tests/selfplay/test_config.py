@@ -27,6 +27,14 @@ def test_defaults_and_shipped_configs_are_valid():
 
     scripts = tomllib.loads((CONFIGS.parents[1] / "hatch.toml").read_text())["envs"]["default"]["scripts"]
     assert scripts["train-controls"] == f"osint-selfplay controls {{args:{tiny.output_dir}}}"
+    # a warm start bounded by steps (the same model on another machine of the kind), trained in mixed precision
+    assert tiny.warm_start.max_steps == 2400 and tiny.warm_start.max_seconds == 0 and tiny.warm_start.autocast == "bfloat16"
+    import shlex
+
+    words = shlex.split(scripts["train-long"].replace("{args}", ""))
+    long = load_config(words[words.index("--config") + 1], words[words.index("--set") + 1 :])
+    assert long.warm_start.max_steps == 4800 and long.warm_start.control and long.answerer.uniform_control
+    assert long.output_dir != tiny.output_dir
     single = load_config(str(CONFIGS / "tiny-cpu-single.toml"))
     assert single.answerer.mode == "single_turn" and single.output_dir != tiny.output_dir
 
@@ -64,6 +72,12 @@ def test_set_overrides_parse_toml_values_and_bare_strings():
         (["answerer.generated_share=2"], r"generated_share must be in \[0, 1\]"),
         (["warm_start.control=true"], "warm_start.control continues a packed warm start: set warm_start.packing = true"),
         (["warm_start.max_seconds=-1"], "warm_start.max_seconds must be a number >= 0"),
+        (["warm_start.max_steps=-5"], "warm_start.max_steps must be a number >= 0"),
+        (["warm_start.autocast='fp8'"], "warm_start.autocast must be one of 'none', 'bfloat16'; got 'fp8'"),
+        (["relabel.share=0"], r"relabel.share must be in \(0, 1\); got 0"),
+        (["relabel.states='first'"], "relabel.states must be one of 'all', 'clean', 'divergence'; got 'first'"),
+        (["eval.curve_tasks=200", "eval.curve_split='v0:test'"], "eval.curve_split must not be the held-out split"),
+        (["eval.curve_split='v9:dev'"], "unknown benchmark 'v9:dev'"),
         (["warm_start.decay_fraction=1.5"], r"warm_start.decay_fraction must be in \[0, 1\]; got 1.5"),
         (["warm_start.max_length=8"], "warm_start.max_length must be a number >= 16"),
         (["eval.max_new_tokens=0"], "eval.max_new_tokens must be a number >= 1"),

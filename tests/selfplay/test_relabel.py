@@ -94,7 +94,8 @@ def test_a_relabelling_round_trains_on_the_teachers_turns_and_its_control_gets_i
 
 @pytest.mark.parametrize(("key", "value", "message"), [
     ("relabel.tasks", 0, "relabel.tasks must be a number >= 1"),
-    ("relabel.demonstration_share", 1.0, "relabel.demonstration_share must be in [0, 1)"),
+    ("relabel.share", 1.0, "relabel.share must be in (0, 1)"),
+    ("relabel.sft_steps", 0, "relabel.sft_steps must be a number >= 1"),
     ("relabel.temperature", -1, "relabel.temperature must be in [0, 2]"),
     ("relabel.tasks_played", 3, "relabel"),
 ])

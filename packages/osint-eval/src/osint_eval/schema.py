@@ -19,48 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from osint_eval.errors import ReportError
+from osint_eval.fields import jget, jint, jmap, jnum, jobj, jstr
 from osint_eval.runner import EpisodeResult
-
-
-# ---------------------------------------------------------------------------- field readers
-def _obj(d: Any, where: str) -> dict[str, Any]:
-    if not isinstance(d, dict):
-        raise ReportError(f"{where}: expected an object, got {type(d).__name__}")
-    return d
-
-
-def _get(d: Any, key: str, where: str) -> Any:
-    d = _obj(d, where)
-    if key not in d:
-        raise ReportError(f"{where}.{key}: missing")
-    return d[key]
-
-
-def _num(d: Any, key: str, where: str) -> float:
-    v = _get(d, key, where)
-    if isinstance(v, bool) or not isinstance(v, (int, float)):
-        raise ReportError(f"{where}.{key}: expected a number, got {v!r}")
-    return float(v)
-
-
-def _int(d: Any, key: str, where: str) -> int:
-    v = _get(d, key, where)
-    if isinstance(v, bool) or not isinstance(v, int) or v < 0:
-        raise ReportError(f"{where}.{key}: expected a count (an integer >= 0), got {v!r}")
-    return v
-
-
-def _str(d: Any, key: str, where: str, *, optional: bool = False) -> str | None:
-    v = _get(d, key, where) if not optional else _obj(d, where).get(key)
-    if v is None and optional:
-        return None
-    if not isinstance(v, str):
-        raise ReportError(f"{where}.{key}: expected a string, got {v!r}")
-    return v
-
-
-def _map(d: Any, key: str, where: str) -> dict[str, Any]:
-    return _obj(_get(d, key, where), f"{where}.{key}")
 
 
 # ---------------------------------------------------------------------------- values with intervals
@@ -78,7 +38,7 @@ class Estimate:
 
     @classmethod
     def from_dict(cls, d: Any, where: str = "estimate") -> Estimate:
-        return cls(_num(d, "mean", where), _num(d, "lo", where), _num(d, "hi", where), _int(d, "n", where))
+        return cls(jnum(d, "mean", where), jnum(d, "lo", where), jnum(d, "hi", where), jint(d, "n", where))
 
     def fmt(self, pct: bool = False, *, signed: bool = False, show_n: bool = True) -> str:
         """The one formatting of a value with its interval: ``"41.2% [38.1, 44.3] (n=1000)"``,
@@ -105,7 +65,7 @@ class McNemar:
 
     @classmethod
     def from_dict(cls, d: Any, where: str = "mcnemar") -> McNemar:
-        return cls(_int(d, "candidate_only", where), _int(d, "base_only", where), _int(d, "n", where), _num(d, "p_value", where))
+        return cls(jint(d, "candidate_only", where), jint(d, "base_only", where), jint(d, "n", where), jnum(d, "p_value", where))
 
 
 # ---------------------------------------------------------------------------- one model
@@ -135,19 +95,19 @@ class MetricBlock:
 
     @classmethod
     def from_dict(cls, d: Any, where: str) -> MetricBlock:
-        comps = _map(d, "components", where)
+        comps = jmap(d, "components", where)
         def est(k: str) -> Estimate:
-            return Estimate.from_dict(_get(d, k, where), f"{where}.{k}")
+            return Estimate.from_dict(jget(d, k, where), f"{where}.{k}")
 
-        return cls(n=_int(d, "n", where), success=est("success"), reward=est("reward"), evidence_f1=est("evidence_f1"),
+        return cls(n=jint(d, "n", where), success=est("success"), reward=est("reward"), evidence_f1=est("evidence_f1"),
                    steps=est("steps"), critical_steps=est("critical_steps"), tool_calls=est("tool_calls"),
-                   invalid_action_rate=_num(d, "invalid_action_rate", where), parse_failure_rate=_num(d, "parse_failure_rate", where),
-                   answered_rate=_num(d, "answered_rate", where),
-                   components={k: _num(comps, k, f"{where}.components") for k in comps})
+                   invalid_action_rate=jnum(d, "invalid_action_rate", where), parse_failure_rate=jnum(d, "parse_failure_rate", where),
+                   answered_rate=jnum(d, "answered_rate", where),
+                   components={k: jnum(comps, k, f"{where}.components") for k in comps})
 
 
 def _blocks(d: Any, key: str, where: str) -> dict[str, MetricBlock]:
-    m = _map(d, key, where)
+    m = jmap(d, key, where)
     return {k: MetricBlock.from_dict(v, f"{where}.{key}.{k}") for k, v in m.items()}
 
 
@@ -169,8 +129,8 @@ class ModelSummary:
 
     @classmethod
     def from_dict(cls, name: str, d: Any, where: str) -> ModelSummary:
-        s, ws = _get(d, "summary", where), f"{where}.summary"
-        return cls(name, str(_str(d, "label", where)), _map(d, "policy", where), MetricBlock.from_dict(_get(s, "overall", ws), f"{ws}.overall"),
+        s, ws = jget(d, "summary", where), f"{where}.summary"
+        return cls(name, str(jstr(d, "label", where)), jmap(d, "policy", where), MetricBlock.from_dict(jget(s, "overall", ws), f"{ws}.overall"),
                    _blocks(s, "by_difficulty", ws), _blocks(s, "by_family", ws))
 
     def groups(self, key: str | None) -> dict[str, MetricBlock]:
@@ -200,14 +160,14 @@ class PairedBlock:
 
     @classmethod
     def from_dict(cls, d: Any, where: str) -> PairedBlock:
-        n = _int(d, "n", where)
+        n = jint(d, "n", where)
         if not n:
             return cls(0)
         def est(k: str) -> Estimate:
-            return Estimate.from_dict(_get(d, k, where), f"{where}.{k}")
+            return Estimate.from_dict(jget(d, k, where), f"{where}.{k}")
 
         return cls(n=n, success_delta=est("success_delta"), reward_delta=est("reward_delta"), steps_delta=est("steps_delta"),
-                   tool_calls_delta=est("tool_calls_delta"), mcnemar=McNemar.from_dict(_get(d, "mcnemar", where), f"{where}.mcnemar"))
+                   tool_calls_delta=est("tool_calls_delta"), mcnemar=McNemar.from_dict(jget(d, "mcnemar", where), f"{where}.mcnemar"))
 
 
 @dataclass(frozen=True)
@@ -236,11 +196,11 @@ class Comparison:
     @classmethod
     def from_dict(cls, name: str, d: Any, where: str) -> Comparison:
         def groups(key: str) -> dict[str, PairedBlock]:
-            return {k: PairedBlock.from_dict(v, f"{where}.{key}.{k}") for k, v in _map(d, key, where).items()}
+            return {k: PairedBlock.from_dict(v, f"{where}.{key}.{k}") for k, v in jmap(d, key, where).items()}
 
-        return cls(name=name, base=str(_str(d, "base", where)), candidate=str(_str(d, "candidate", where)),
-                   base_label=str(_str(d, "base_label", where)), candidate_label=str(_str(d, "candidate_label", where)),
-                   overall=PairedBlock.from_dict(_get(d, "overall", where), f"{where}.overall"),
+        return cls(name=name, base=str(jstr(d, "base", where)), candidate=str(jstr(d, "candidate", where)),
+                   base_label=str(jstr(d, "base_label", where)), candidate_label=str(jstr(d, "candidate_label", where)),
+                   overall=PairedBlock.from_dict(jget(d, "overall", where), f"{where}.overall"),
                    by_difficulty=groups("by_difficulty"), by_family=groups("by_family"))
 
 
@@ -259,8 +219,8 @@ class Baseline:
 
     @classmethod
     def from_dict(cls, d: Any, where: str) -> Baseline:
-        return cls(str(_str(d, "name", where)), str(_str(d, "label", where)),
-                   Estimate.from_dict(_get(d, "success", where), f"{where}.success"))
+        return cls(str(jstr(d, "name", where)), str(jstr(d, "label", where)),
+                   Estimate.from_dict(jget(d, "success", where), f"{where}.success"))
 
 
 @dataclass(frozen=True)
@@ -276,8 +236,8 @@ class ProposalCounts:
 
     @classmethod
     def from_dict(cls, d: Any, where: str) -> ProposalCounts:
-        reasons = _map(d, "reasons", where)
-        return cls(_int(d, "total", where), _int(d, "valid", where), {k: _int(reasons, k, f"{where}.reasons") for k in reasons})
+        reasons = jmap(d, "reasons", where)
+        return cls(jint(d, "total", where), jint(d, "valid", where), {k: jint(reasons, k, f"{where}.reasons") for k in reasons})
 
 
 @dataclass(frozen=True)
@@ -295,10 +255,10 @@ class TaskInfo:
 
     @classmethod
     def from_dict(cls, d: Any, where: str) -> TaskInfo:
-        p, rejected = _obj(d, where).get("proposals"), _map(d, "rejected", where)
-        return cls(str(_str(d, "source", where)), str(_str(d, "world", where)), _int(d, "n", where), str(_str(d, "fingerprint", where)),
+        p, rejected = jobj(d, where).get("proposals"), jmap(d, "rejected", where)
+        return cls(str(jstr(d, "source", where)), str(jstr(d, "world", where)), jint(d, "n", where), str(jstr(d, "fingerprint", where)),
                    ProposalCounts.from_dict(p, f"{where}.proposals") if p is not None else None,
-                   {k: _int(rejected, k, f"{where}.rejected") for k in rejected})
+                   {k: jint(rejected, k, f"{where}.rejected") for k in rejected})
 
 
 # ---------------------------------------------------------------------------- curves over training
@@ -316,8 +276,8 @@ class CurvePoint:
 
     @classmethod
     def from_dict(cls, d: Any, where: str = "point") -> CurvePoint:
-        return cls(_num(d, "x", where), Estimate.from_dict(_get(d, "value", where), f"{where}.value"),
-                   str(_str(d, "label", where, optional=True) or ""))
+        return cls(jnum(d, "x", where), Estimate.from_dict(jget(d, "value", where), f"{where}.value"),
+                   str(jstr(d, "label", where, optional=True) or ""))
 
 
 @dataclass(frozen=True)
@@ -337,13 +297,13 @@ class Curve:
 
     @classmethod
     def from_dict(cls, d: Any, where: str = "curve") -> Curve:
-        points = _get(d, "points", where)
+        points = jget(d, "points", where)
         if not isinstance(points, list):
             raise ReportError(f"{where}.points: expected a list, got {type(points).__name__}")
-        rate = _obj(d, where).get("rate", True)
+        rate = jobj(d, where).get("rate", True)
         if not isinstance(rate, bool):
             raise ReportError(f"{where}.rate: expected true or false, got {rate!r}")
-        return cls(str(_str(d, "name", where)), str(_str(d, "x_label", where)), str(_str(d, "y_label", where)),
+        return cls(str(jstr(d, "name", where)), str(jstr(d, "x_label", where)), str(jstr(d, "y_label", where)),
                    [CurvePoint.from_dict(p, f"{where}.points[{i}]") for i, p in enumerate(points)], rate)
 
 
@@ -375,22 +335,22 @@ class Report:
 
     @classmethod
     def from_dict(cls, d: Any, where: str = "report") -> Report:
-        dry = _get(d, "dry_run", where)
+        dry = jget(d, "dry_run", where)
         if not isinstance(dry, bool):
             raise ReportError(f"{where}.dry_run: expected true or false, got {dry!r}")
-        seed = _get(d, "seed", where)
+        seed = jget(d, "seed", where)
         if isinstance(seed, bool) or not isinstance(seed, int):
             raise ReportError(f"{where}.seed: expected an integer, got {seed!r}")
-        sb = _obj(d, where).get("strongest_baseline")  # absent from reports written before it existed
-        curves = _obj(d, where).get("curves", [])  # likewise
+        sb = jobj(d, where).get("strongest_baseline")  # absent from reports written before it existed
+        curves = jobj(d, where).get("curves", [])  # likewise
         if not isinstance(curves, list):
             raise ReportError(f"{where}.curves: expected a list, got {type(curves).__name__}")
-        return cls(str(_str(d, "title", where)), str(_str(d, "mode", where)), seed, TaskInfo.from_dict(_get(d, "tasks", where), f"{where}.tasks"),
-                   {k: ModelSummary.from_dict(k, v, f"{where}.models.{k}") for k, v in _map(d, "models", where).items()},
-                   {k: Comparison.from_dict(k, v, f"{where}.comparisons.{k}") for k, v in _map(d, "comparisons", where).items()},
-                   {k: _episodes(v, f"{where}.episodes.{k}") for k, v in _map(d, "episodes", where).items()},
-                   _map(d, "config", where), _map(d, "versions", where), _str(d, "git_sha", where, optional=True),
-                   _str(d, "out_dir", where, optional=True), dry,
+        return cls(str(jstr(d, "title", where)), str(jstr(d, "mode", where)), seed, TaskInfo.from_dict(jget(d, "tasks", where), f"{where}.tasks"),
+                   {k: ModelSummary.from_dict(k, v, f"{where}.models.{k}") for k, v in jmap(d, "models", where).items()},
+                   {k: Comparison.from_dict(k, v, f"{where}.comparisons.{k}") for k, v in jmap(d, "comparisons", where).items()},
+                   {k: _episodes(v, f"{where}.episodes.{k}") for k, v in jmap(d, "episodes", where).items()},
+                   jmap(d, "config", where), jmap(d, "versions", where), jstr(d, "git_sha", where, optional=True),
+                   jstr(d, "out_dir", where, optional=True), dry,
                    Baseline.from_dict(sb, f"{where}.strongest_baseline") if sb is not None else None,
                    [Curve.from_dict(c, f"{where}.curves[{i}]") for i, c in enumerate(curves)])
 
@@ -401,7 +361,7 @@ def _episodes(rows: Any, where: str) -> list[EpisodeResult]:
     out = []
     for i, row in enumerate(rows):
         try:
-            out.append(EpisodeResult(**_obj(row, f"{where}[{i}]")))
+            out.append(EpisodeResult(**jobj(row, f"{where}[{i}]")))
         except TypeError as exc:
             raise ReportError(f"{where}[{i}]: not an episode record ({exc})") from None
     return out

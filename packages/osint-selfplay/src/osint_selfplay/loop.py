@@ -307,32 +307,13 @@ class SelfPlayRun:
                 rows, counts = relabel.relabelled_rows(current["answerer"], self.pool, cfg, tasks, seed,
                                                        cfg.relabel.workers)
             atomic_write_jsonl(out / "relabelled.jsonl", rows)
-            relabelled = [row for q in range(r) for row in read_jsonl(self._dir(q, "relabel") / "relabelled.jsonl")]
-            aggregated = len(relabelled)
-            relabelled += rows
-            if not relabelled and not cfg.dry_run:
+            earlier = [row for q in range(r) for row in read_jsonl(self._dir(q, "relabel") / "relabelled.jsonl")]
+            if not earlier + rows and not cfg.dry_run:
                 raise ConfigError(f"round {r}: relabelling kept no conversation ({counts}); raise relabel.tasks")
-            demos_file = warm_dir / "demonstrations.jsonl"
-            demos = read_jsonl(demos_file) if demos_file.is_file() else []
-            # the relabelled conversations make up relabel.share of every step; the warm start's demonstrations
-            # stream on beside them (without any, the relabelled ones are the whole stream)
-            main, extra = (demos, relabelled) if demos else (relabelled, [])
-            branch = warm_dir / phases.DECAY_START
             warm = self.phases.done(None, f"warm_start_{role}") or {}
-            common: dict[str, Any] = {"extra_steps": cfg.relabel.sft_steps, "label": f"round {r} expert relabelling",
-                                      "extra": extra, "extra_share": cfg.relabel.share, "probe": self.probe}
-            if r == 0 and branch.is_file():  # the warm start's decay, stretched, as the control's, on its next rows
-                sft = phases.run_sft(str(warm_dir / "final_model"), main, cfg, out, "answerer", cfg.model.answerer,
-                                     branch=branch, warm_steps=int(warm.get("steps") or 0),
-                                     resume_data=bool(extra), **common)
-            else:
-                sft = phases.run_sft(current["answerer"], main, cfg, out, "answerer", cfg.model.answerer,
-                                     settings={"learning_rate": cfg.relabel.learning_rate, "warmup_steps": 10,
-                                               "decay_fraction": 1.0}, **common)
-            # its SFT steps count as such in the equal-compute control's budget (controls.budget_steps)
-            return {**sft, "sft_steps": sft.get("steps"), "sft_seconds": sft.get("seconds"),
-                    "relabel": counts, "tasks": mix, "aggregated_rows": aggregated,
-                    "relabelled_rows": len(relabelled), "start_model": current["answerer"]}
+            sft = relabel.train(cfg, r, current["answerer"], warm_dir, warm, earlier + rows, out, self.probe)
+            return {**sft, "relabel": counts, "tasks": mix, "aggregated_rows": len(earlier),
+                    "relabelled_rows": len(earlier) + len(rows), "start_model": current["answerer"]}
 
         result = self._phase(r, "relabel", fn)
         self._advance(current, "answerer", out)

@@ -138,6 +138,12 @@ def run_sft(model_path: str, rows: list[dict[str, Any]], cfg: RunConfig, out: Pa
                           "set warm_start.packing = true (or relabel.enabled = false)")
     if extra_steps is not None or skip_rows:
         raise ConfigError("the equal-compute control continues a packed warm start: set warm_start.packing = true")
+    return _run_trl_sft(model_path, rows, cfg, out, role, card)
+
+
+def _run_trl_sft(model_path: str, rows: list[dict[str, Any]], cfg: RunConfig, out: Path, role: str,
+                 card: dict[str, Any]) -> dict[str, Any]:
+    """The unpacked warm start: TRL's SFTTrainer over ``rows`` for ``warm_start.epochs``."""
     from datasets import Dataset
     from transformers import AutoTokenizer
     from trl import SFTConfig, SFTTrainer
@@ -195,13 +201,7 @@ def _run_packed_sft(model_path: str, rows: list[dict[str, Any]], cfg: RunConfig,
     extra_packed = _pack_rows(sft, tokenizer, extra, ws.max_length) if extra else None
     tokenize_seconds = time.perf_counter() - t0
     warm = extra_steps is None  # the warm start itself; else a continuation of it by extra_steps
-    settings = sft.SFTSettings(learning_rate=ws.learning_rate, batch_size=ws.batch_size,
-                               epochs=ws.epochs if warm else None, seed=cfg.seed,
-                               warmup_steps=ws.warmup_steps if not skip_rows else min(10, ws.warmup_steps),  # a fresh optimizer: a short warm-up
-                               max_seconds=(ws.max_seconds or None) if warm else None,
-                               max_steps=(ws.max_steps or None) if warm else extra_steps,
-                               skip_rows=skip_rows, decay_fraction=ws.decay_fraction, autocast=ws.autocast,
-                               extra_rows=extra_rows(ws.batch_size, extra_share) if extra_packed else 0)
+    settings = _packed_settings(cfg, extra_steps, skip_rows, extra_rows(ws.batch_size, extra_share) if extra_packed else 0)
     settings = dataclasses.replace(settings, **(overrides or {}))
     start = None
     if branch is not None:  # the warm start's own state where its decay began: no warm-up, its optimizer
@@ -233,11 +233,24 @@ def _run_packed_sft(model_path: str, rows: list[dict[str, Any]], cfg: RunConfig,
     atomic_write_jsonl(out / "metrics.jsonl", [{"phase": str(card["role"]), **entry} for entry in logs])
     _save_final(model.to("cpu"), tokenizer, out / "final_model", card)
     if probing:
-        if not points or points[-1]["step"] != result["steps"]:
-            points.append(probe.measure_path(str(out / "final_model"), label, result["steps"]))
-        metrics["dev_curve"] = points
-        metrics["curve_seconds"] = sum(p["seconds"] for p in points)
+        _finish_curve(probe, points, out / "final_model", label, metrics)
     return metrics
+
+
+def _packed_settings(cfg: RunConfig, extra_steps: int | None, skip_rows: int, extra_rows_per_step: int) -> Any:
+    """`sft.SFTSettings` from ``warm_start``: the warm start itself (``extra_steps`` None: its epochs and
+    bounds) or a continuation of it by ``extra_steps`` optimizer steps from packed row ``skip_rows``."""
+    from osint_selfplay import sft
+
+    ws = cfg.warm_start
+    warm = extra_steps is None
+    return sft.SFTSettings(learning_rate=ws.learning_rate, batch_size=ws.batch_size,
+                           epochs=ws.epochs if warm else None, seed=cfg.seed,
+                           warmup_steps=ws.warmup_steps if not skip_rows else min(10, ws.warmup_steps),  # a fresh optimizer: a short warm-up
+                           max_seconds=(ws.max_seconds or None) if warm else None,
+                           max_steps=(ws.max_steps or None) if warm else extra_steps,
+                           skip_rows=skip_rows, decay_fraction=ws.decay_fraction, autocast=ws.autocast,
+                           extra_rows=extra_rows_per_step)
 
 
 def extra_rows(batch_size: int, share: float) -> int:
@@ -300,8 +313,25 @@ def run_grpo(model_path: str, rows: list[dict[str, Any]], reward: Any, phase: GR
     trainer.train()
     seconds = time.perf_counter() - t0
     model = trainer.accelerator.unwrap_model(trainer.model)
-    changed = _changed(before, _signature(model))
-    stds = [entry["reward_std"] for entry in capture.logs if entry.get("reward_std") is not None]
+    health, warnings = _grpo_health(role, before, _signature(model), capture.logs, cfg.strict)
+    metrics = {"steps": trainer.state.global_step, "seconds": seconds, "health": health, "warnings": warnings,
+               "lm_head": lm_head, **_grpo_rewards(capture.logs, phase)}
+    card["metrics"] = metrics
+    if trainer.accelerator.is_main_process:
+        atomic_write_jsonl(out / "metrics.jsonl", capture.logs)
+        _save_final(model, tokenizer, out / "final_model", card)
+        shutil.rmtree(out / "trainer", ignore_errors=True)
+        if probing:
+            _finish_curve(probe, points, out / "final_model", label or f"{role} GRPO", metrics)
+    trainer.accelerator.wait_for_everyone()
+    return metrics
+
+
+def _grpo_health(role: str, before: dict[str, Any], after: dict[str, Any], logs: list[dict[str, Any]],
+                 strict: bool) -> tuple[dict[str, Any], list[str]]:
+    """Did the phase change any parameter, and did any step's rewards vary? Warnings logged, raised when ``strict``."""
+    changed = _changed(before, after)
+    stds = [entry["reward_std"] for entry in logs if entry.get("reward_std") is not None]
     health = {"parameters_changed": changed, "parameters": len(before),
               "zero_variance_every_step": bool(stds) and all(s == 0 for s in stds)}
     warnings = []
@@ -311,32 +341,31 @@ def run_grpo(model_path: str, rows: list[dict[str, Any]], reward: Any, phase: GR
         warnings.append(f"{role} GRPO phase: every step's rewards had zero variance (no learning signal)")
     for w in warnings:
         log.warning(w)
-    if warnings and cfg.strict:
+    if warnings and strict:
         raise HealthError("; ".join(warnings) + " (strict = true)")
-    train_logs = [entry for entry in capture.logs if "reward" in entry]
-    metrics = {
-        "steps": trainer.state.global_step, "seconds": seconds, "health": health, "warnings": warnings,
-        "lm_head": lm_head,
+    return health, warnings
+
+
+def _grpo_rewards(logs: list[dict[str, Any]], phase: GRPOPhaseConfig) -> dict[str, Any]:
+    """The first and last logged mean reward and each step's share of zero-variance groups."""
+    train_logs = [entry for entry in logs if "reward" in entry]
+    groups = phase.per_device_train_batch_size * phase.gradient_accumulation_steps // phase.num_generations
+    return {
         "reward_first": train_logs[0]["reward"] if train_logs else None,
         "reward_last": train_logs[-1]["reward"] if train_logs else None,
         "frac_reward_zero_std_mean": (sum(e.get("frac_reward_zero_std", 0.0) for e in train_logs) / len(train_logs)) if train_logs else None,
         # each step's share of groups whose rewards had no variance (TRL logs it per optimizer step)
-        "zero_variance_steps": [{"step": e["step"], "share": e["frac_reward_zero_std"],
-                                 "groups": phase.per_device_train_batch_size * phase.gradient_accumulation_steps // phase.num_generations}
+        "zero_variance_steps": [{"step": e["step"], "share": e["frac_reward_zero_std"], "groups": groups}
                                 for e in train_logs if e.get("frac_reward_zero_std") is not None],
     }
-    card["metrics"] = metrics
-    if trainer.accelerator.is_main_process:
-        atomic_write_jsonl(out / "metrics.jsonl", capture.logs)
-        _save_final(model, tokenizer, out / "final_model", card)
-        shutil.rmtree(out / "trainer", ignore_errors=True)
-        if probing:
-            if not points or points[-1]["step"] != metrics["steps"]:
-                points.append(probe.measure_path(str(out / "final_model"), label or f"{role} GRPO", metrics["steps"]))
-            metrics["dev_curve"] = points
-            metrics["curve_seconds"] = sum(p["seconds"] for p in points)
-    trainer.accelerator.wait_for_everyone()
-    return metrics
+
+
+def _finish_curve(probe: Any, points: list[dict[str, Any]], final_model: Path, label: str, metrics: dict[str, Any]) -> None:
+    """Close a phase's dev curve: a point at its last step unless one was measured there; into ``metrics``."""
+    if not points or points[-1]["step"] != metrics["steps"]:
+        points.append(probe.measure_path(str(final_model), label, metrics["steps"]))
+    metrics["dev_curve"] = points
+    metrics["curve_seconds"] = sum(p["seconds"] for p in points)
 
 
 def sample_completions(model_dir: str, conversations: list[list[dict[str, str]]], *, temperature: float, seed: int,

@@ -27,6 +27,8 @@ import json
 from typing import TYPE_CHECKING, Any, cast
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from osint_gym.tasks import Task
     from osint_gym.world import World
     from osint_selfplay.config import RunConfig
@@ -170,3 +172,29 @@ def relabelled_rows(model_dir: str, pool: WorldPool, cfg: RunConfig, tasks: list
             rows.append(row)
     counts["kept"] = len(rows)
     return rows, counts
+
+
+def train(cfg: RunConfig, r: int, start_model: str, warm_dir: Path, warm: dict[str, Any], relabelled: Rows,
+          out: Path, probe: Any = None) -> dict[str, Any]:
+    """Round ``r``'s SFT: the warm start's demonstrations (``warm_dir``) stream on where it stopped, with
+    ``relabel.share`` of every step drawn from ``relabelled`` (all of it, without demonstrations). Round 0 of a
+    warm start that saved its decay's start resumes there, its schedule stretched by ``relabel.sft_steps``
+    (as the equal-compute control's is); later rounds continue ``start_model`` with a fresh optimizer.
+    ``sft_steps`` and ``sft_seconds`` in the result: what `controls.budget_steps` counts as SFT."""
+    from osint_selfplay import phases
+    from osint_selfplay.artifacts import read_jsonl
+
+    demos_file = warm_dir / "demonstrations.jsonl"
+    demos = read_jsonl(demos_file) if demos_file.is_file() else []
+    main, extra = (demos, relabelled) if demos else (relabelled, [])
+    branch = warm_dir / phases.DECAY_START
+    common: dict[str, Any] = {"extra_steps": cfg.relabel.sft_steps, "label": f"round {r} expert relabelling",
+                              "extra": extra, "extra_share": cfg.relabel.share, "probe": probe}
+    if r == 0 and branch.is_file():
+        sft = phases.run_sft(str(warm_dir / "final_model"), main, cfg, out, "answerer", cfg.model.answerer,
+                             branch=branch, warm_steps=int(warm.get("steps") or 0), resume_data=bool(extra), **common)
+    else:
+        sft = phases.run_sft(start_model, main, cfg, out, "answerer", cfg.model.answerer,
+                             settings={"learning_rate": cfg.relabel.learning_rate, "warmup_steps": 10,
+                                       "decay_fraction": 1.0}, **common)
+    return {**sft, "sft_steps": sft.get("steps"), "sft_seconds": sft.get("seconds")}

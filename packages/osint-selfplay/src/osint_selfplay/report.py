@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from osint_eval.schema import Estimate, PairedBlock
+from osint_eval.schema import Curve, Estimate, PairedBlock
 from osint_selfplay.evaluate import RUN_MODELS, comparison_order, model_order
 
 
@@ -108,10 +108,24 @@ def _evaluation_lines(ev: dict[str, Any]) -> list[str]:
         lines += _comparison_lines(em["comparisons"], "summary.evaluation.easy_medium.comparisons", "easy + medium ", strongest)
     for source, z in ev.get("zero_variance_groups", {}).items():
         lines.append(f"  zero-variance answerer groups, {source} tasks: {z['zero_variance']}/{z['groups']} ({_pct(z['share'])})")
+    lines += _curve_lines(ev.get("curves") or [])
     st = ev.get("single_turn_reference")
     if st:
         lines.append(f"  single-turn answerer {st['model']}: " + ("not found (run the single-turn config first)" if st.get("missing")
                      else f"success {_est(st['success'], 'summary.evaluation.single_turn_reference.success')} on the same tasks"))
+    return lines
+
+
+def _curve_lines(curves: list[dict[str, Any]]) -> list[str]:
+    """Each training curve of the report on one line: its points in step order (plotted in report.html)."""
+    lines = []
+    for i, c in enumerate(curves):
+        curve = Curve.from_dict(c, f"summary.evaluation.curves[{i}]")
+        points = [f"step {p.x:g} ({p.label}) {p.value.fmt(pct=curve.rate, show_n=False)}" for p in curve.points]
+        if len(points) > 6:  # a long per-step series: its ends and its mean
+            mean = sum(p.value.mean for p in curve.points) / len(curve.points)
+            points = [*points[:2], f"... mean {100 * mean:.1f}% over {len(curve.points)} steps ...", *points[-2:]]
+        lines.append(f"  {curve.name} (n={curve.points[0].value.n if curve.points else 0}): " + "; ".join(points))
     return lines
 
 
@@ -207,11 +221,15 @@ def _sft_line(label: str, m: dict[str, Any]) -> str:
              + (f"; {counts['renamed']} with their made-up words renamed" if counts.get("renamed") else "")
              + "; the rest generator proposals)" if counts else ""))
     speed = f", {m['tokens_per_second']:.0f} tokens/s" if m.get("tokens_per_second") else ""
-    budget = f" of a {m['budget_seconds']:.0f} s budget" if m.get("budget_seconds") is not None else ""
-    if m.get("branched_at") and m.get("budget_seconds") is not None:  # osint_selfplay.controls: the warm start stretched
+    budget = ""
+    if m.get("budget_steps") is not None:  # osint_selfplay.controls: the rounds' compute in the warm start's steps
+        budget = (f" for the rounds' {m['budget_seconds']:.0f} s ({m['budget_steps']} steps at the warm start's rate, "
+                  "SFT steps counted as steps)")
+    if m.get("branched_at") and m.get("budget_steps") is not None:  # the warm start stretched
         b = m["branched_at"]
         budget = (f" from the warm start's step {b['step']} ({_num(b['seconds'])} s in, where its decay began), "
-                  f"its schedule stretched by the rounds' {m['budget_seconds']:.0f} s")
+                  f"its schedule stretched by the rounds' {m['budget_seconds']:.0f} s ({m['budget_steps']} steps at "
+                  "the warm start's rate, SFT steps counted as steps)")
     return (f"{label}: {demos}; {m.get('steps')} steps, {_num(m.get('epochs_done'))} epochs in {_num(m.get('seconds'))} s{budget}"
             f"{speed}; final loss {_num(m.get('final_loss'))}")
 

@@ -252,6 +252,55 @@ def _step(model: Any, opt: Any, params: list[Any], batch: dict[str, Any], max_gr
     return float(loss.detach())
 
 
+def _check_packed(packed: Packed, s: SFTSettings, extra: Packed | None) -> None:
+    """One-line errors for settings ``train_packed`` cannot honour, before any weight moves."""
+    from osint_selfplay.errors import ConfigError
+
+    if not len(packed):
+        raise ConfigError("packed SFT: no conversation fits warm_start.max_length; raise it")
+    if s.epochs is None and s.max_seconds is None and s.max_steps is None:
+        raise ConfigError("packed SFT needs epochs, max_steps or max_seconds")
+    if s.autocast not in AUTOCAST:
+        raise ConfigError(f"packed SFT: autocast must be one of {AUTOCAST}; got {s.autocast!r}")
+    if not 0 <= s.extra_rows < s.batch_size:
+        raise ConfigError(f"packed SFT: extra_rows must be in [0, batch_size = {s.batch_size}); got {s.extra_rows}")
+    if s.extra_rows and not (extra is not None and len(extra)):
+        raise ConfigError("packed SFT: extra_rows > 0 needs a non-empty second set of packed rows")
+
+
+def planned_steps(rows: int, s: SFTSettings) -> int | None:
+    """The optimizer steps ``s`` plans over ``rows`` packed rows (``None``: bounded by wall time only);
+    ``max_steps`` caps what the epochs ask for, and each step takes ``batch_size - extra_rows`` of them."""
+    steps = None if s.epochs is None else -(-int(rows * s.epochs) // (s.batch_size - s.extra_rows))
+    if s.max_steps is not None:
+        steps = s.max_steps if steps is None else min(steps, s.max_steps)
+    return steps
+
+
+def _limit_reached(s: SFTSettings, step: int, elapsed: float) -> str | None:
+    """Which bound stops training before ``step`` (``"max_seconds"``, ``"max_steps"``), if any."""
+    if s.max_seconds is not None and elapsed >= s.max_seconds:
+        return "max_seconds"
+    if s.max_steps is not None and step >= s.max_steps:
+        return "max_steps"
+    return None
+
+
+def _optimizer(model: Any, s: SFTSettings, device: Any, start: dict[str, Any] | None) -> tuple[list[Any], Any]:
+    """AdamW over ``model``'s trainable parameters, on ``device``; from ``start``'s weights and optimizer state
+    when given (a branch's resumption). The model is left in training mode."""
+    import torch
+
+    params = [p for p in model.parameters() if p.requires_grad]
+    opt = torch.optim.AdamW(params, lr=s.learning_rate, betas=(0.9, 0.98), weight_decay=s.weight_decay)
+    model.to(device)
+    if start is not None:
+        model.load_state_dict(start["model"])
+        opt.load_state_dict(start["optimizer"])
+    model.train()
+    return params, opt
+
+
 def train_packed(model: Any, packed: Packed, s: SFTSettings, *, pad_id: int, device: Any = "cpu",
                  desc: str = "SFT", branch_path: Any = None, start: dict[str, Any] | None = None,
                  extra: Packed | None = None, every: int = 0,
@@ -266,43 +315,22 @@ def train_packed(model: Any, packed: Packed, s: SFTSettings, *, pad_id: int, dev
     import torch
     from tqdm import tqdm
 
-    from osint_selfplay.errors import ConfigError
-
-    if not len(packed):
-        raise ConfigError("packed SFT: no conversation fits warm_start.max_length; raise it")
-    if s.epochs is None and s.max_seconds is None and s.max_steps is None:
-        raise ConfigError("packed SFT needs epochs, max_steps or max_seconds")
-    if s.autocast not in AUTOCAST:
-        raise ConfigError(f"packed SFT: autocast must be one of {AUTOCAST}; got {s.autocast!r}")
-    if not 0 <= s.extra_rows < s.batch_size:
-        raise ConfigError(f"packed SFT: extra_rows must be in [0, batch_size = {s.batch_size}); got {s.extra_rows}")
-    if s.extra_rows and not (extra is not None and len(extra)):
-        raise ConfigError("packed SFT: extra_rows > 0 needs a non-empty second set of packed rows")
+    _check_packed(packed, s, extra)
     torch.manual_seed(s.seed)
-    params = [p for p in model.parameters() if p.requires_grad]
-    opt = torch.optim.AdamW(params, lr=s.learning_rate, betas=(0.9, 0.98), weight_decay=s.weight_decay)
-    model.to(device)
-    if start is not None:
-        model.load_state_dict(start["model"])
-        opt.load_state_dict(start["optimizer"])
-    model.train()
+    params, opt = _optimizer(model, s, device, start)
     branched: dict[str, Any] | None = None
     logs: list[dict[str, Any]] = []
     losses: list[float] = []
     rows_done = tokens = 0
     stopped = "epochs"
-    steps = None if s.epochs is None else -(-int(len(packed) * s.epochs) // (s.batch_size - s.extra_rows))
-    if s.max_steps is not None:
-        steps = s.max_steps if steps is None else min(steps, s.max_steps)
+    steps = planned_steps(len(packed), s)
     extras = _extra_stream(len(extra), s.extra_rows, s.seed) if extra is not None and s.extra_rows else None
     both = _with_extra(packed, extra) if extras is not None and extra is not None else packed
     t0 = time.perf_counter()
     for step, rows in enumerate(tqdm(_epoch_stream(packed, s), total=steps, desc=desc, unit="step", leave=False)):
-        if s.max_seconds is not None and time.perf_counter() - t0 >= s.max_seconds:
-            stopped = "max_seconds"
-            break
-        if s.max_steps is not None and step >= s.max_steps:
-            stopped = "max_steps"
+        limit = _limit_reached(s, step, time.perf_counter() - t0)
+        if limit:
+            stopped = limit
             break
         elapsed = time.perf_counter() - t0
         if branch_path is not None and branched is None and decaying(s, step, elapsed, steps):
