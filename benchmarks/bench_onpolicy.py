@@ -124,7 +124,7 @@ def _grpo(cfg: Any, pool: WorldPool, start: str, seconds: float, out: Path) -> d
     steps = int(metrics["steps"])
     return {"steps": steps, "episodes": steps * cfg.grpo_answerer.per_device_train_batch_size,
             "reward_first": metrics.get("reward_first"), "reward_last": metrics.get("reward_last"),
-            "zero_variance_mean": metrics.get("frac_reward_zero_std_mean")}
+            "zero_variance_mean": metrics.get("zero_variance_mean")}
 
 
 def main() -> None:

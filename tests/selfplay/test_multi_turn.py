@@ -167,6 +167,30 @@ def test_episode_reward_counts_zero_variance_groups_by_task_source():
                                             "seed": {"groups": 2, "zero_variance": 1, "share": 0.5}}
 
 
+def test_equal_rewards_that_float32_cannot_hold_exactly_count_as_zero_variance_per_step():
+    """TRL's frac_reward_zero_std misses a group of eight 0.7s (its float32 std is 6e-8); the reward's
+    own per-step metric counts it, and the phase's zero-variance curve reads that metric."""
+    from osint_selfplay.grpo_config import GRPOPhaseConfig
+    from osint_selfplay.phases import _grpo_rewards
+    from osint_selfplay.rewards import ZERO_VARIANCE_METRIC
+
+    logged: dict[str, list[float]] = {}
+    reward = EpisodeReward(load_config(None, []).parl, 8)
+    reward(prompts=[None] * 16, completions=[None] * 16, env_reward=[0.7] * 8 + [0.0] * 7 + [1.4], tool_calls=[1] * 16,
+           parallel_calls=[0] * 16, useful_parallel_calls=[0] * 16,
+           log_metric=lambda key, value: logged.setdefault(key, []).append(value))
+    assert logged[ZERO_VARIANCE_METRIC] == [1.0, 0.0]
+    phase = GRPOPhaseConfig(per_device_train_batch_size=16, num_generations=8)
+    logs = [{"step": 1, "reward": 0.4, "frac_reward_zero_std": 0.0, ZERO_VARIANCE_METRIC: 0.5},
+            {"step": 2, "reward": 0.6, "frac_reward_zero_std": 0.0, ZERO_VARIANCE_METRIC: 1.0}]
+    summary = _grpo_rewards(logs, phase)
+    assert summary["zero_variance_metric"] == ZERO_VARIANCE_METRIC
+    assert summary["zero_variance_steps"] == [{"step": 1, "share": 0.5, "groups": 2}, {"step": 2, "share": 1.0, "groups": 2}]
+    assert summary["zero_variance_mean"] == 0.75
+    trl_only = _grpo_rewards([{k: v for k, v in e.items() if k != ZERO_VARIANCE_METRIC} for e in logs], phase)
+    assert (trl_only["zero_variance_metric"], trl_only["zero_variance_mean"]) == ("frac_reward_zero_std", 0.0)
+
+
 def _one_trl_tool_step(tmp_path, tiny_path, factory):
     """One GRPO step of TRL's own tool loop with ``environment_factory=factory``; returns the trainer."""
     from datasets import Dataset

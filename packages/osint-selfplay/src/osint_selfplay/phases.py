@@ -18,6 +18,7 @@ from osint_selfplay.artifacts import atomic_dir, atomic_write_jsonl, write_model
 from osint_selfplay.config import RunConfig
 from osint_selfplay.errors import ConfigError, HealthError
 from osint_selfplay.grpo_config import GRPOPhaseConfig
+from osint_selfplay.rewards import ZERO_VARIANCE_METRIC
 
 log = logging.getLogger("osint_selfplay")
 DECAY_START = "decay_start.pt"  # a packed warm start's state where its learning rate began to decay
@@ -313,9 +314,10 @@ def run_grpo(model_path: str, rows: list[dict[str, Any]], reward: Any, phase: GR
     trainer.train()
     seconds = time.perf_counter() - t0
     model = trainer.accelerator.unwrap_model(trainer.model)
-    health, warnings = _grpo_health(role, before, _signature(model), capture.logs, cfg.strict)
+    rewards = _grpo_rewards(capture.logs, phase)
+    health, warnings = _grpo_health(role, before, _signature(model), rewards["zero_variance_steps"], cfg.strict)
     metrics = {"steps": trainer.state.global_step, "seconds": seconds, "health": health, "warnings": warnings,
-               "lm_head": lm_head, **_grpo_rewards(capture.logs, phase)}
+               "lm_head": lm_head, **rewards}
     card["metrics"] = metrics
     if trainer.accelerator.is_main_process:
         atomic_write_jsonl(out / "metrics.jsonl", capture.logs)
@@ -327,13 +329,13 @@ def run_grpo(model_path: str, rows: list[dict[str, Any]], reward: Any, phase: GR
     return metrics
 
 
-def _grpo_health(role: str, before: dict[str, Any], after: dict[str, Any], logs: list[dict[str, Any]],
+def _grpo_health(role: str, before: dict[str, Any], after: dict[str, Any], zero_variance: list[dict[str, Any]],
                  strict: bool) -> tuple[dict[str, Any], list[str]]:
-    """Did the phase change any parameter, and did any step's rewards vary? Warnings logged, raised when ``strict``."""
+    """Did the phase change any parameter, and did any group's rewards vary (``zero_variance``: the
+    steps' shares)? Warnings logged, raised when ``strict``."""
     changed = _changed(before, after)
-    stds = [entry["reward_std"] for entry in logs if entry.get("reward_std") is not None]
     health = {"parameters_changed": changed, "parameters": len(before),
-              "zero_variance_every_step": bool(stds) and all(s == 0 for s in stds)}
+              "zero_variance_every_step": bool(zero_variance) and all(z["share"] >= 1.0 for z in zero_variance)}
     warnings = []
     if changed == 0:
         warnings.append(f"{role} GRPO phase changed no parameter")
@@ -347,16 +349,19 @@ def _grpo_health(role: str, before: dict[str, Any], after: dict[str, Any], logs:
 
 
 def _grpo_rewards(logs: list[dict[str, Any]], phase: GRPOPhaseConfig) -> dict[str, Any]:
-    """The first and last logged mean reward and each step's share of zero-variance groups."""
+    """The first and last logged mean reward and each step's share of zero-variance groups: the
+    answerer rewards' exact count (`rewards.ZERO_VARIANCE_METRIC`) where the reward logs it, else
+    TRL's ``frac_reward_zero_std`` (the generator's reward), named in ``zero_variance_metric``."""
     train_logs = [entry for entry in logs if "reward" in entry]
+    key = ZERO_VARIANCE_METRIC if any(ZERO_VARIANCE_METRIC in e for e in train_logs) else "frac_reward_zero_std"
+    shares = [(e["step"], e[key]) for e in train_logs if e.get(key) is not None]
     groups = phase.per_device_train_batch_size * phase.gradient_accumulation_steps // phase.num_generations
     return {
         "reward_first": train_logs[0]["reward"] if train_logs else None,
         "reward_last": train_logs[-1]["reward"] if train_logs else None,
-        "frac_reward_zero_std_mean": (sum(e.get("frac_reward_zero_std", 0.0) for e in train_logs) / len(train_logs)) if train_logs else None,
-        # each step's share of groups whose rewards had no variance (TRL logs it per optimizer step)
-        "zero_variance_steps": [{"step": e["step"], "share": e["frac_reward_zero_std"], "groups": groups}
-                                for e in train_logs if e.get("frac_reward_zero_std") is not None],
+        "zero_variance_metric": key,
+        "zero_variance_mean": sum(share for _, share in shares) / len(shares) if shares else None,
+        "zero_variance_steps": [{"step": step, "share": share, "groups": groups} for step, share in shares],
     }
 
 

@@ -31,8 +31,8 @@ def _round_lines(rnd: dict[str, Any]) -> list[str]:
         + (f", {mix['unsolvable_under_budget']} dropped: not solvable under the episode's budgets" if mix.get("unsolvable_under_budget") else "")
         + "); "
         f"answerer reward {_num(a.get('reward_first'))} -> {_num(a.get('reward_last'))}"
-        + (f" (groups with zero reward variance: {_pct(a['frac_reward_zero_std_mean'])})"
-           if a.get("frac_reward_zero_std_mean") is not None else "")
+        + (f" (groups with zero reward variance: {_pct(a['zero_variance_mean'])})"
+           if a.get("zero_variance_mean") is not None else "")
     )
     lines = [head + (grpo if a else "; no answerer GRPO phase")]
     relabel = rnd.get("relabel")
