@@ -3,21 +3,13 @@ for real on loopback by ``transformers serve`` (no mock)."""
 
 from __future__ import annotations
 
-import os
-import signal
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
-from pathlib import Path
-
 import pytest
 
 from osint_eval.cli import main
 from osint_eval.policies import HFPolicy, OpenAIPolicy
 from osint_eval.runner import run_multi_turn, run_single_turn
 from osint_eval.tasks import load_tasks
+from tests.serving import free_port, transformers_serve
 
 TINY = "tiny:64x2"
 
@@ -129,34 +121,10 @@ def test_a_bare_prompt_shows_the_policy_the_question_alone(dev):
             assert [m["role"] for m in first] == ["system"] * 2 and all("\ntools " in conv[1]["content"] for conv in policy.seen)
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def server(tiny_dir):
-    exe = Path(sys.executable).with_name("transformers")
-    assert exe.exists(), "transformers' CLI (the serving extra) must be installed in the test env"
-    port = _free_port()
-    proc = subprocess.Popen([str(exe), "serve", tiny_dir, "--port", str(port), "--host", "127.0.0.1"],
-                            env={**os.environ, "HF_HUB_OFFLINE": "1"}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            start_new_session=True)
-    deadline = time.time() + 180
-    while time.time() < deadline:
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=2) as r:
-                if r.status == 200:
-                    break
-        except OSError:
-            time.sleep(0.5)
-    else:
-        os.killpg(proc.pid, signal.SIGKILL)
-        pytest.fail("transformers serve did not come up within 180 s")
-    yield f"http://127.0.0.1:{port}/v1", tiny_dir
-    os.killpg(proc.pid, signal.SIGTERM)
-    proc.wait(timeout=30)
+    with transformers_serve(tiny_dir) as url:
+        yield url, tiny_dir
 
 
 def test_openai_policy_against_a_real_local_server(server, dev, tmp_path, capsys):
@@ -171,7 +139,7 @@ def test_openai_policy_against_a_real_local_server(server, dev, tmp_path, capsys
 
 
 def test_unreachable_endpoint_is_a_one_line_error(capsys):
-    port = _free_port()  # nothing listens there
+    port = free_port()  # nothing listens there
     assert main(["run", "--policy", f"openai:http://127.0.0.1:{port}/v1#m", "--tasks", "v0:dev", "--out", "x", "--limit", "2"]) == 2
     err = capsys.readouterr().err.strip()
     assert err.startswith("osint-eval: error: endpoint") and "unreachable" in err and "\n" not in err

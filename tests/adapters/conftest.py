@@ -1,0 +1,20 @@
+"""Fixtures for the Inspect AI and verifiers adapters' tests (`hatch run adapters:test`): one real
+OpenAI-compatible server for the whole session, ``transformers serve`` of a tiny local model."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.serving import transformers_serve
+
+TINY = "tiny:64x2"
+
+
+@pytest.fixture(scope="session")
+def served_tiny():
+    """``(base_url, model_name)`` of a tiny local model served on loopback; stopped by its process group."""
+    from osint_eval.modeling import tiny_path
+
+    model_dir = str(tiny_path(TINY))
+    with transformers_serve(model_dir) as url:
+        yield url, model_dir
