@@ -7,6 +7,8 @@ from __future__ import annotations
 import base64
 import json
 import os
+import re
+import shlex
 import socket
 import subprocess
 import sys
@@ -18,16 +20,11 @@ import pytest
 from osint_selfplay import phases, trl_compat
 from osint_selfplay.config import load_config
 from osint_selfplay.errors import ConfigError
+from tests.serving import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 GPU = ROOT / "configs" / "selfplay" / "gpu-qwen-1.5b-vllm.toml"
 SERVER = ["vllm_mode='server'", "vllm_server_base_url='http://10.0.0.3:8000'", "vllm_server_timeout=30"]
-
-
-def _free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _cli(*args, env=None, timeout=120):
@@ -49,7 +46,7 @@ def test_vllm_server_mode_reaches_trl(tmp_path):
 
 def test_missing_or_silent_vllm_server_fails_within_seconds(tmp_path):
     dead = load_config(str(GPU), [f"output_dir='{tmp_path}'", "vllm_mode='server'",
-                                  f"vllm_server_base_url='http://127.0.0.1:{_free_port()}'"])
+                                  f"vllm_server_base_url='http://127.0.0.1:{free_port()}'"])
     t0 = time.monotonic()
     with pytest.raises(ConfigError, match=r"no vLLM server answers at http://127\.0\.0\.1:\d+/health.*trl vllm-serve"):
         phases.check_vllm(dead)
@@ -103,25 +100,95 @@ def test_push_fails_with_one_line_without_network(tmp_path):
         "osint-selfplay: error: cannot push: HF_HUB_OFFLINE is set (unset it on a machine with network access)"
     t0 = time.monotonic()
     dead = _cli("push", str(run), "--repo-id", "me/x",
-                env={"HF_ENDPOINT": f"http://127.0.0.1:{_free_port()}", "HF_TOKEN": "hf_test", "HF_HUB_OFFLINE": "0"})
+                env={"HF_ENDPOINT": f"http://127.0.0.1:{free_port()}", "HF_TOKEN": "hf_test", "HF_HUB_OFFLINE": "0"})
     assert dead.returncode == 2 and dead.stderr.startswith(f"osint-selfplay: error: cannot push {run} to me/x: ")
     assert dead.stderr.count("\n") == 1 and time.monotonic() - t0 < 60
 
 
+def _head_or_any() -> str:
+    """The checkout's HEAD (CI's checkout is a git clone); a full sha of nothing where it is not one."""
+    out = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True, text=True)
+    return out.stdout.strip() if out.returncode == 0 else "0" * 40
+
+
 def test_launch_dry_run_prints_the_job_spec(tmp_path):
     config = ROOT / "configs" / "selfplay" / "tiny-cpu.toml"
+    sha = _head_or_any()
+    source = ["--repo-url", "git@github.com:me/osint-gym.git", "--commit", sha]
     out = _cli("launch", "--config", str(config), "--set", "rounds=2", "--flavor", "t4-small", "--push-to", "me/run",
-               "--dry-run")
+               *source, "--dry-run")
     assert out.returncode == 0, out.stderr
     spec = json.loads(out.stdout)
     assert spec["flavor"] == "t4-small" and spec["timeout"] == "8h" and spec["secrets"] == ["HF_TOKEN", "WANDB_API_KEY"]
     assert base64.b64decode(spec["env"]["OSINT_SELFPLAY_CONFIG"]) == config.read_bytes()
-    assert spec["command"][:2] == ["bash", "-c"]
+    assert spec["command"][:2] == ["bash", "-c"] and spec["labels"]["commit"] == sha[:12]
     script = spec["command"][2]
-    assert "pip install --no-cache-dir osint-gym osint-eval[hf] osint-selfplay[vllm,wandb]" in script
+    install = next(part for part in script.split(" && ") if part.startswith("pip install"))
+    url = f"git+https://github.com/me/osint-gym.git@{sha}"
+    assert shlex.split(install)[3:] == [f"osint-gym @ {url}#subdirectory=packages/osint-gym",
+                                        f"osint-eval[hf] @ {url}#subdirectory=packages/osint-eval",
+                                        f"osint-selfplay[vllm,wandb] @ {url}#subdirectory=packages/osint-selfplay"]
     assert "osint-selfplay train --config run.toml --set rounds=2" in script
     assert script.endswith("osint-selfplay push runs/tiny-cpu --repo-id me/run")
-    bad = _cli("launch", "--config", str(config), "--set", "rounds=0", "--dry-run")
+    bad = _cli("launch", "--config", str(config), "--set", "rounds=0", *source, "--dry-run")
     assert bad.returncode == 2 and "rounds must be" in bad.stderr and not bad.stdout
-    no_token = _cli("launch", "--config", str(config), env={"HF_TOKEN": "", "HF_HUB_OFFLINE": "0"})
+    no_token = _cli("launch", "--config", str(config), *source, env={"HF_TOKEN": "", "HF_HUB_OFFLINE": "0"})
     assert no_token.returncode == 2 and "HF_TOKEN is not set" in no_token.stderr
+
+
+def test_the_job_installs_no_project_package_by_bare_name(tmp_path):
+    """Every word of the job's pip line that names one of the three packages is a direct git reference
+    pinned to a full commit: an index is never asked for them."""
+    config = ROOT / "configs" / "selfplay" / "tiny-cpu.toml"
+    out = _cli("launch", "--config", str(config), "--repo-url", "https://example.org/me/osint.git",
+               "--commit", _head_or_any(), "--dry-run")
+    assert out.returncode == 0, out.stderr
+    script = json.loads(out.stdout)["command"][2]
+    words = [w for part in script.split(" && ") if part.startswith("pip ") for w in shlex.split(part)]
+    named = [w for w in words if re.match(r"^osint[-_](gym|eval|selfplay)", w)]
+    assert len(named) == 3
+    assert all(re.search(r" @ git\+https://example\.org/me/osint\.git@[0-9a-f]{40}#subdirectory=packages/osint-", w) for w in named)
+
+
+def _repo(tmp_path: Path, remote: str | None) -> tuple[Path, str]:
+    """A git checkout with packages/ committed; ``remote`` as its origin (a remote-tracking branch holds HEAD)."""
+    root = tmp_path / "checkout"
+    (root / "packages").mkdir(parents=True)
+    (root / "packages" / "x.py").write_text("x = 1\n")
+    git = ["git", "-C", str(root), "-c", "user.name=t", "-c", "user.email=t@t"]
+    for args in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "one"]):
+        subprocess.run([*git, *args], check=True)
+    sha = subprocess.run([*git, "rev-parse", "HEAD"], capture_output=True, text=True, check=True).stdout.strip()
+    if remote is not None:
+        subprocess.run([*git, "remote", "add", "origin", remote], check=True)
+        subprocess.run([*git, "update-ref", "refs/remotes/origin/main", sha], check=True)
+    return root, sha
+
+
+def test_the_checkout_source_is_its_pushed_commit_and_refuses_what_a_job_could_not_install(tmp_path):
+    from osint_selfplay.hub import Source, checkout_source
+
+    root, sha = _repo(tmp_path / "a", "git@github.com:me/osint-gym.git")
+    assert checkout_source(root=root) == Source("https://github.com/me/osint-gym.git", sha)
+    (root / "packages" / "x.py").write_text("x = 2\n")
+    with pytest.raises(ConfigError, match=f"packages/ has uncommitted changes .* installs {sha[:12]}"):
+        checkout_source(root=root)
+    assert checkout_source(commit=sha, root=root).commit == sha  # an explicit commit: what the job installs
+    with pytest.raises(ConfigError, match="'nope' is not a commit"):
+        checkout_source(commit="nope", root=root)
+    unpushed, _ = _repo(tmp_path / "b", None)
+    with pytest.raises(ConfigError, match="has no 'origin' remote"):
+        checkout_source(root=unpushed)
+    subprocess.run(["git", "-C", str(unpushed), "remote", "add", "origin", "https://example.org/r.git"], check=True)
+    with pytest.raises(ConfigError, match="is on no remote branch"):
+        checkout_source(root=unpushed)
+    local, _ = _repo(tmp_path / "c", "/srv/git/osint.git")
+    with pytest.raises(ConfigError, match="cannot clone the git remote '/srv/git/osint.git': pass --repo-url"):
+        checkout_source(root=local)
+    outside = tmp_path / "not-a-checkout"
+    outside.mkdir()
+    with pytest.raises(ConfigError, match="not installed from a git checkout"):
+        checkout_source(root=outside)
+    with pytest.raises(ConfigError, match="full 40-character commit"):
+        checkout_source("https://example.org/r.git", "abc123", root=outside)
+    assert checkout_source("https://example.org/r.git", "a" * 40, root=outside) == Source("https://example.org/r.git", "a" * 40)

@@ -49,13 +49,17 @@ def _parser() -> argparse.ArgumentParser:
     u.add_argument("--repo-id", required=True, help="user-or-org/name (created if missing)")
     u.add_argument("--private", action="store_true", help="create the repo private")
     u.add_argument("--revision", help="branch to push to (default: main)")
-    j = sub.add_parser("launch", help="submit `osint-selfplay train` on this config as a Hugging Face Job")
+    j = sub.add_parser("launch", help="submit `osint-selfplay train` on this config as a Hugging Face Job "
+                                      "(installing this checkout's packages at one pushed commit)")
     j.add_argument("--config", required=True, help="TOML run config (it travels with the job)")
     j.add_argument("--set", dest="overrides", action="extend", nargs="+", default=[], metavar="KEY=VALUE")
     j.add_argument("--flavor", default="a10g-large", help="Jobs hardware flavor (default a10g-large)")
     j.add_argument("--image", help="container image (default: a PyTorch CUDA runtime image)")
     j.add_argument("--timeout", default="8h", help="job timeout, e.g. 90m or 8h (default 8h)")
     j.add_argument("--push-to", metavar="REPO_ID", help="push the run folder here when training ends")
+    j.add_argument("--repo-url", help="git URL the job clones the packages from (default: this checkout's origin, as https)")
+    j.add_argument("--commit", help="commit the job installs (default: HEAD, which must hold every change under packages/ "
+                                    "and be pushed)")
     j.add_argument("--dry-run", action="store_true", help="print the job spec as JSON and submit nothing")
     return p
 
@@ -126,9 +130,10 @@ def _push(args: argparse.Namespace) -> int:
 
 
 def _launch(args: argparse.Namespace) -> int:
-    from osint_selfplay.hub import DEFAULT_IMAGE, job_spec, spec_json, submit
+    from osint_selfplay.hub import DEFAULT_IMAGE, checkout_source, job_spec, spec_json, submit
 
-    spec = job_spec(args.config, args.overrides, flavor=args.flavor, image=args.image or DEFAULT_IMAGE,
+    source = checkout_source(args.repo_url, args.commit)
+    spec = job_spec(args.config, args.overrides, flavor=args.flavor, source=source, image=args.image or DEFAULT_IMAGE,
                     timeout=args.timeout, repo_id=args.push_to)
     if args.dry_run:
         print(spec_json(spec))
