@@ -1,7 +1,7 @@
 """On-policy methods against more SFT at equal compute, from one warm start: method x compute -> deltas.
 
     hatch run python benchmarks/bench_onpolicy.py --run runs/tiny-cpu [--seconds 150]
-        [--methods control,relabel] [--set relabel.share=0.25 ...] [--split v0:dev] [--tasks 1000]
+        [--methods control,relabel] [--set relabel.share=0.25 ...] [--split v0:dev] [--tasks 1000] [--grpo-steps N]
 
 The answerer update of a self-play round, isolated: from the warm start of a finished run of the main job
 (its final model, its saved decay branch and its demonstrations), each method spends ``--seconds`` of wall
@@ -100,16 +100,17 @@ def _relabel(cfg: Any, pool: WorldPool, warm: Path, warm_metrics: dict[str, Any]
             "episodes": counts["episodes"]}
 
 
-def _grpo(cfg: Any, pool: WorldPool, start: str, seconds: float, out: Path) -> dict[str, Any]:
+def _grpo(cfg: Any, pool: WorldPool, start: str, seconds: float, out: Path, steps: int | None = None) -> dict[str, Any]:
     """The round's answerer GRPO phase from ``start`` until ``seconds`` of wall time have passed
-    (the trainer's start-up included): a callback ends training at the first step past the budget."""
+    (the trainer's start-up included) or, with ``steps``, after that many optimizer steps: a callback ends
+    training there, so the learning-rate schedule is the same either way."""
     from transformers import TrainerCallback
 
     t0 = time.perf_counter()
 
     class Deadline(TrainerCallback):
         def on_step_end(self, args: Any, state: Any, control: Any, **kw: Any) -> None:
-            if time.perf_counter() - t0 >= seconds:
+            if time.perf_counter() - t0 >= seconds or (steps is not None and state.global_step >= steps):
                 control.should_training_stop = True
 
     rows, _ = data.mix_answerer_rows(pool, cfg, [], 0)
@@ -142,6 +143,9 @@ def main() -> None:
                     help="diagnostic: relabelling's SFT gets the whole budget (its playing not counted): equal SFT time, "
                          "not equal compute")
     ap.add_argument("--workers", type=int, default=2, help="evaluation processes per model")
+    ap.add_argument("--grpo-steps", type=int, default=None,
+                    help="GRPO stages stop after this many optimizer steps (or at --seconds, whichever comes first): "
+                         "settings compared at equal steps on a busy machine")
     args = ap.parse_args()
 
     run, out = Path(args.run), Path(args.out)
@@ -178,7 +182,7 @@ def main() -> None:
             elif kind == "relabel":
                 stage = _relabel(cfg, pool, warm, warm_metrics, seconds, stage_dir, args.free_play)
             else:
-                stage = _grpo(cfg, pool, start, seconds, stage_dir)
+                stage = _grpo(cfg, pool, start, seconds, stage_dir, args.grpo_steps)
                 stage["grpo_steps"] = stage.pop("steps")
             start = str(stage_dir / "final_model")
             info["stages"].append({"kind": kind, "settings": own, "seconds": seconds, **stage})
