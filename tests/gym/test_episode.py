@@ -259,3 +259,15 @@ def test_trl_adapter_reward_comes_from_the_env_record():
     assert tool_env.get_reward() == pytest.approx(-0.02) == tool_env.env.episode().reward
     tool_env.answer(entity_id="person_0")
     assert tool_env.get_reward() == tool_env.env.episode().reward and tool_env.env.episode().ended
+
+
+def test_record_read_back_from_its_dict_equals_the_record(world):
+    """`EpisodeRecord.from_dict` reads `to_dict` back (osint-eval reads Inspect logs' records this way)."""
+    from osint_gym.episode import EpisodeRecord
+
+    env = OSINTEnv(world=world, max_steps=6)
+    record = run_episode(env, OracleAgent(), seed=3, options={"difficulty": "medium"})
+    again = EpisodeRecord.from_dict(json.loads(json.dumps(record.to_dict())))
+    assert again == record and again.reward == record.reward and again.evidence == record.evidence
+    with pytest.raises(KeyError):
+        EpisodeRecord.from_dict({k: v for k, v in record.to_dict().items() if k != "breakdown"})

@@ -13,7 +13,8 @@ from typing import Any
 from osint_eval.modeling import DECODING_MODES
 
 POLICY_HELP = ("random-guess | random-valid | oracle | most-frequent | first-mentioned | last-mentioned | adjacent | "
-               "naive-search | openai:<base_url>#<model> | a model (local folder, hub id, or tiny:<hidden>x<layers>)")
+               "naive-search | openai:<base_url>#<model> | inspect:<log> (an Inspect eval of osint_gym/osint_v0; multi-turn) | "
+               "a model (local folder, hub id, or tiny:<hidden>x<layers>)")
 
 
 def _common(p: argparse.ArgumentParser) -> None:
@@ -83,7 +84,7 @@ def _policy(spec: str, args: argparse.Namespace) -> Any:
     kwargs: dict[str, Any] = {"seed": args.seed, "max_new_tokens": args.max_new_tokens or default_tokens, "temperature": args.temperature}
     from osint_eval.policies import SCRIPTED
 
-    if spec not in SCRIPTED and not spec.startswith("openai:"):
+    if spec not in SCRIPTED and not spec.startswith(("openai:", "inspect:")):
         kwargs["batch_size"] = args.batch_size
         kwargs["decoding"] = args.decoding
     return make_policy(spec, **kwargs)

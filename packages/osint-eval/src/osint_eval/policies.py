@@ -70,6 +70,10 @@ class Policy(ABC):
     def describe(self) -> dict[str, Any]:
         return {"name": self.name, "type": type(self).__name__}
 
+    def recorded(self, tasks: list[Task], mode: str) -> list[Any] | None:
+        """Episodes of ``tasks`` played elsewhere (`osint_eval.inspect_log`), or None: the runner plays them."""
+        return None
+
     def close(self) -> None:  # noqa: B027 - optional hook
         pass
 
@@ -339,7 +343,7 @@ SHORTCUTS_BY_MODE = {"single_turn": ("most-frequent", "first-mentioned", "last-m
                      "multi_turn": ("naive-search",)}
 SHORTCUT_NAMES = SHORTCUTS_BY_MODE["single_turn"] + SHORTCUTS_BY_MODE["multi_turn"]
 SCRIPTED = ("random-guess", "random-valid", "oracle") + SHORTCUT_NAMES
-SCHEMES = ("openai:", "tiny:")
+SCHEMES = ("openai:", "tiny:", "inspect:")
 
 
 def check_policy_spec(spec: str) -> None:
@@ -361,7 +365,8 @@ def check_policy_spec(spec: str) -> None:
 
 
 def make_policy(spec: str, **kwargs: Any) -> Policy:
-    """``random-guess``, ``random-valid``, ``oracle``, a shortcut baseline (`osint_eval.baselines`), ``openai:<base_url>#<model>``, or a model
+    """``random-guess``, ``random-valid``, ``oracle``, a shortcut baseline (`osint_eval.baselines`), ``openai:<base_url>#<model>``,
+    ``inspect:<log>`` (the episodes of an Inspect eval of osint_gym/osint_v0), or a model
     (hub id, local folder, ``tiny:`` spec)."""
     check_policy_spec(spec)
     seed = kwargs.pop("seed", 0)
@@ -375,6 +380,10 @@ def make_policy(spec: str, **kwargs: Any) -> Policy:
         from osint_eval.baselines import make_shortcut
 
         return make_shortcut(spec, seed)
+    if spec.startswith("inspect:"):
+        from osint_eval.inspect_log import InspectLogPolicy
+
+        return InspectLogPolicy(spec[len("inspect:"):])
     if spec.startswith("openai:"):
         url, _, model = spec[len("openai:"):].partition("#")
         if not url or not model:

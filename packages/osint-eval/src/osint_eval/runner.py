@@ -133,10 +133,11 @@ def run_multi_turn(policy: Policy, world: World, tasks: list[Task], *, max_steps
     records = run_episodes(envs, agent, seeds=[0] * len(envs), options=[{"task_index": 0}] * len(envs),
                            max_active=in_flight * batch_size,
                            on_end=(lambda i, r: progress.update(1)) if progress is not None else None)
-    return [_episode(r) for r in records]
+    return [episode_result(r) for r in records]
 
 
-def _episode(record: EpisodeRecord) -> EpisodeResult:
+def episode_result(record: EpisodeRecord) -> EpisodeResult:
+    """osint-eval's row of an env's episode record (also of one read back from an Inspect log)."""
     task, b = record.task, record.breakdown
     return EpisodeResult(
         task.task_id, task.family, task.difficulty, task.question, list(task.answers), [list(e) for e in task.evidence],
@@ -147,6 +148,11 @@ def _episode(record: EpisodeRecord) -> EpisodeResult:
 
 
 def run(policy: Policy, world: World, tasks: list[Task], *, mode: str = "single_turn", **kwargs: Any) -> list[EpisodeResult]:
+    recorded = policy.recorded(tasks, mode)  # episodes played elsewhere (an Inspect log)
+    if recorded is not None:
+        if kwargs.get("progress") is not None:
+            kwargs["progress"].update(len(recorded))
+        return recorded
     if mode == "single_turn":
         return run_single_turn(policy, world, tasks, **kwargs)
     if mode == "multi_turn":

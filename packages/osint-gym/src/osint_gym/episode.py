@@ -20,6 +20,8 @@ from osint_gym.tasks.task import Task
 # Why an episode ended. "answered" and "step_budget" are the env's own ends; the others are cuts
 # made from outside the env (`OSINTEnv.stop`).
 END_REASONS = ("running", "answered", "step_budget", "time_limit", "token_budget", "stopped")
+_COUNTS = ("critical_steps", "tool_calls", "invalid_actions", "parse_failures", "useful_calls", "parallel_calls",
+           "useful_parallel_calls")
 
 
 @dataclass(frozen=True)
@@ -79,11 +81,7 @@ class EpisodeRecord:
 
     def counts(self) -> dict[str, int]:
         """The env-measured counts (never self-reported), as training and evaluation log them."""
-        return {
-            "critical_steps": self.critical_steps, "tool_calls": self.tool_calls, "invalid_actions": self.invalid_actions,
-            "parse_failures": self.parse_failures, "useful_calls": self.useful_calls,
-            "parallel_calls": self.parallel_calls, "useful_parallel_calls": self.useful_parallel_calls,
-        }
+        return {k: getattr(self, k) for k in _COUNTS}
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict (the task as its own row)."""
@@ -94,3 +92,13 @@ class EpisodeRecord:
             "breakdown": self.breakdown.to_dict(), "reward": self.reward, "correct": self.correct,
             "end": self.end, "max_steps": self.max_steps, "max_parallel_calls": self.max_parallel_calls,
         }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> EpisodeRecord:
+        """The record `to_dict` wrote (read back from a log); a malformed row raises KeyError or TypeError."""
+        return cls(
+            task=Task.from_dict(d["task"]), first_observation=d["first_observation"],
+            turns=tuple(Turn(**t) for t in d["turns"]), answer=d["answer"], evidence=tuple(Edge(*e) for e in d["evidence"]),
+            **{k: d[k] for k in _COUNTS}, breakdown=RewardBreakdown(**d["breakdown"]), end=d["end"],
+            max_steps=d["max_steps"], max_parallel_calls=d["max_parallel_calls"],
+        )
