@@ -151,7 +151,7 @@ def test_vf_eval_runs_against_a_real_local_server_and_scores_every_rollout(serve
         assert record["task"]["task_id"] in tasks and record["end"] in ("answered", "step_budget")
         assert trace["rewards"]["osint_reward"]["score"] == record["reward"]
         assert trace["metrics"]["correct"] == float(record["correct"]) == 0.0
-        assert len(record["turns"]) <= 2
+        assert 1 <= len(record["turns"]) <= 2  # the model spoke, and the env budget ended it
 
 
 def test_nothing_the_model_is_shown_before_answering_names_the_gold():

@@ -190,7 +190,7 @@ class OSINTSession(vf.HarnessSession):
         try:
             while not self.done:
                 reply = await client.chat.completions.create(model=self.ctx.model, messages=self.messages,
-                                                             tools=self.schemas)  # type: ignore[arg-type]
+                                                             tools=self.schemas)
                 action, turn = _assistant_turn(reply.choices[0].message)
                 observation, _, terminated, truncated, _ = self.env.step(action)
                 self.messages += [turn, *_result_messages(turn, observation)]
