@@ -38,7 +38,9 @@ def main() -> None:
     from osint_selfplay.solver import SolverSampler
     from osint_selfplay.worlds import WorldPool
 
-    cfg = load_config(args.config, [f"generator.solver_samples={args.k}", f"generator.solver_temperature={args.temperature}"])
+    cfg = load_config(
+        args.config, [f"generator.solver_samples={args.k}", f"generator.solver_temperature={args.temperature}"]
+    )
     pool = WorldPool(cfg.train_worlds, cfg.seed)
     items = data.seed_tasks(pool, cfg, args.tasks, 0, streams.TRAIN)
     greedy_policy = HFPolicy(args.model, batch_size=cfg.eval.batch_size, max_new_tokens=cfg.eval.max_new_tokens,

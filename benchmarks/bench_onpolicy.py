@@ -6,7 +6,8 @@
 The answerer update of a self-play round, isolated: from the warm start of a finished run of the main job
 (its final model, its saved decay branch and its demonstrations), each method spends ``--seconds`` of wall
 time (counted in the warm start's optimizer steps: ``--seconds`` times the steps it trained per second, so
-a spell of a slower machine changes no method's training), and every model is then evaluated greedy on the same ``--tasks`` of ``--split`` (v0:dev by default:
+a spell of a slower machine changes no method's training), and every model is then evaluated greedy on the
+same ``--tasks`` of ``--split`` (v0:dev by default:
 methods are chosen on dev, the main job reports v0:test), paired against the warm start and against the
 equal-compute control:
 
@@ -68,7 +69,10 @@ def _stages(spec: str) -> list[tuple[str, list[str], float]]:
         own = [x if "." in x.partition("=")[0] else f"{section}.{x}" for x in settings]
         out.append((kind, own, float(share) if share else 1.0 / len(parts)))
     if any(kind in ("control", "relabel") for kind, _, _ in out[1:]):
-        sys.exit(f"bench_onpolicy: {spec!r}: an SFT stage (control, relabel) resumes the warm start's branch, so it comes first")
+        sys.exit(
+            f"bench_onpolicy: {spec!r}: an SFT stage (control, relabel) resumes the warm start's branch, "
+            "so it comes first"
+        )
     return out
 
 
@@ -133,15 +137,21 @@ def main() -> None:
     ap.add_argument("--run", default="runs/tiny-cpu", help="a finished run of the main job (its warm start is used)")
     ap.add_argument("--out", default="runs/bench-onpolicy", help="where the methods' models and the report go")
     ap.add_argument("--seconds", type=float, default=150.0, help="wall time each method spends")
-    ap.add_argument("--methods", default="control,relabel,grpo",
-                    help="comma-separated methods, each stages joined by '+': control, relabel[@k=v...], grpo[@k=v...], "
-                         "each with an optional ':share' of the budget (relabel:0.6+grpo:0.4)")
+    ap.add_argument(
+        "--methods",
+        default="control,relabel,grpo",
+        help="comma-separated methods, each stages joined by '+': control, relabel[@k=v...], grpo[@k=v...], "
+        "each with an optional ':share' of the budget (relabel:0.6+grpo:0.4)",
+    )
     ap.add_argument("--set", nargs="*", default=[], dest="overrides", help="config overrides for every method")
     ap.add_argument("--split", default="v0:dev", help="evaluation split (v0:dev: choose methods; v0:test: report)")
     ap.add_argument("--tasks", type=int, default=1000, help="evaluation tasks (paired, the split's first)")
-    ap.add_argument("--free-play", action="store_true",
-                    help="diagnostic: relabelling's SFT gets the whole budget (its playing not counted): equal SFT time, "
-                         "not equal compute")
+    ap.add_argument(
+        "--free-play",
+        action="store_true",
+        help="diagnostic: relabelling's SFT gets the whole budget (its playing not counted): equal SFT time, "
+        "not equal compute",
+    )
     ap.add_argument("--workers", type=int, default=2, help="evaluation processes per model")
     ap.add_argument("--grpo-steps", type=int, default=None,
                     help="GRPO stages stop after this many optimizer steps (or at --seconds, whichever comes first): "
@@ -207,7 +217,10 @@ def main() -> None:
     from osint_eval.report import write_report
 
     write_report(report, out / "eval", overwrite=True)  # every episode: further pairs can be compared later
-    print(f"\n{args.split}, first {len(tasks)} tasks, greedy; every method {args.seconds:.0f} s from the warm start of {run}")
+    print(
+        f"\n{args.split}, first {len(tasks)} tasks, greedy; every method {args.seconds:.0f} s "
+        f"from the warm start of {run}"
+    )
     print("| method | episodes | wall s | SFT steps | GRPO steps | success | vs warm start | vs control |")
     print("|---|---|---|---|---|---|---|---|")
     ws = report.models["warm_start"].overall.success

@@ -124,8 +124,11 @@ def main() -> None:
               f"{sft_runs['bfloat16'][-1]['tokens_per_second']:.0f} tokens/s | ratio {ratio:.2f}x")
     med = {k: statistics.median(x["tokens_per_second"] for x in v) for k, v in sft_runs.items()}
     gfl = {k: statistics.median(x["gflops"] for x in v) for k, v in sft_runs.items()}
-    print(f"median: float32 {med['float32']:.0f} tokens/s ({gfl['float32']:.0f} GFLOP/s of 6 x parameters x tokens) | "
-          f"bfloat16 {med['bfloat16']:.0f} ({gfl['bfloat16']:.0f} GFLOP/s) | ratio {med['bfloat16'] / med['float32']:.2f}x")
+    print(
+        f"median: float32 {med['float32']:.0f} tokens/s ({gfl['float32']:.0f} GFLOP/s of 6 x parameters x tokens) | "
+        f"bfloat16 {med['bfloat16']:.0f} ({gfl['bfloat16']:.0f} GFLOP/s) | "
+        f"ratio {med['bfloat16'] / med['float32']:.2f}x"
+    )
 
     print(f"\n== greedy multi-turn episodes, {args.tasks} v0:test tasks per round ==")
     ep: dict[str, list[float]] = {"float32": [], "bfloat16": []}

@@ -23,10 +23,32 @@ def test_sources_are_found():
     assert len(SOURCES) > 60 and any(p.name == "env.py" for p in SOURCES)
 
 
+def _code_lines(text: str) -> int:
+    """Lines of code: blank lines, comment-only lines and docstrings do not count, so that a module's size
+    measures its code and explaining it, or unpacking a long statement, costs nothing against the cap."""
+    tree = ast.parse(text)
+    skipped: set[int] = set()
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and body:
+            first = body[0]
+            value = first.value if isinstance(first, ast.Expr) else None
+            if isinstance(value, ast.Constant) and isinstance(value.value, str):
+                skipped.update(range(first.lineno, (first.end_lineno or first.lineno) + 1))
+    lines = text.splitlines()
+    return sum(1 for i, line in enumerate(lines, 1)
+               if i not in skipped and line.strip() and not line.strip().startswith("#"))
+
+
+def test_code_lines_leave_out_docstrings_comments_and_blank_lines():
+    text = '"""Module.\n\nMore."""\n\n# a comment\nimport os\n\n\ndef f():\n    """Doc."""\n    return os.sep  # kept\n'
+    assert _code_lines(text) == 3
+
+
 @pytest.mark.parametrize("path", SOURCES, ids=lambda p: str(p.relative_to(ROOT / "packages")))
 def test_module_and_function_sizes(path):
     text = path.read_text(encoding="utf-8")
-    assert len(text.splitlines()) <= MAX_MODULE_LINES, f"{path.name}: {len(text.splitlines())} lines"
+    assert _code_lines(text) <= MAX_MODULE_LINES, f"{path.name}: {_code_lines(text)} lines of code"
     long = [(f.name, f.end_lineno - f.lineno + 1) for f in _functions(ast.parse(text))
             if f.end_lineno - f.lineno + 1 > MAX_FUNCTION_LINES]
     assert long == [], f"{path.name}: functions over {MAX_FUNCTION_LINES} lines: {long}"

@@ -1,5 +1,6 @@
-"""Fixtures for the Inspect AI and verifiers adapters' tests (`hatch run verifiers:test`, `hatch run inspect:test`): one real
-OpenAI-compatible server for the whole session, ``transformers serve`` of a tiny local model."""
+"""Fixtures for the Inspect AI and verifiers adapters' tests (`hatch run verifiers:test`,
+`hatch run inspect:test`): one real OpenAI-compatible server for the whole session, ``transformers serve``
+of a tiny local model."""
 
 from __future__ import annotations
 

@@ -48,7 +48,9 @@ def scripted_model(script):
             out = ModelOutput.from_content("mockllm/model", turn)
         else:
             out = ModelOutput.for_tool_call("mockllm/model", turn[0][0], turn[0][1], tool_call_id="c0")
-            out.message.tool_calls += [ToolCall(id=f"c{i}", function=n, arguments=a) for i, (n, a) in enumerate(turn[1:], 1)]
+            out.message.tool_calls += [
+                ToolCall(id=f"c{i}", function=n, arguments=a) for i, (n, a) in enumerate(turn[1:], 1)
+            ]
         out.usage = ModelUsage(input_tokens=1, output_tokens=1, total_tokens=2)  # no tokenizer download
         return out
 
@@ -101,12 +103,16 @@ def test_replayed_oracle_scores_what_osint_evals_oracle_scores(oracle_run):
     assert len(scores) == N_ORACLE
     for e in oracle:
         s = scores[e.task_id]
-        assert (s.value, s.metadata["correct"], s.metadata["reward"]) == (float(e.correct), e.correct, e.reward), e.task_id
+        assert (s.value, s.metadata["correct"], s.metadata["reward"]) == (float(e.correct), e.correct, e.reward), (
+            e.task_id
+        )
         assert s.metadata["critical_steps"] == e.steps and s.metadata["breakdown"] == e.breakdown
     assert sum(e.correct for e in oracle) == N_ORACLE  # the oracle solves every task it replays
     metrics = {k: v.value for k, v in log.results.scores[0].metrics.items()}
     assert metrics["accuracy"] == 1.0 and metrics["mean_reward"] == pytest.approx(np.mean([e.reward for e in oracle]))
-    assert {"easy", "medium", "hard"} & set(metrics) and {e.family for e in oracle} <= set(metrics)  # by difficulty, family
+    assert {"easy", "medium", "hard"} & set(metrics) and {e.family for e in oracle} <= set(
+        metrics
+    )  # by difficulty, family
 
 
 def test_scripted_wrong_answer_scores_what_the_env_scores(oracle_run, tmp_path):
@@ -216,15 +222,39 @@ def test_log_reads_back_as_osint_evals_own_oracle_run(oracle_run, tmp_path, caps
     got = {e.task_id: e.to_dict() for e in run.episodes}
     for e in oracle:  # equal up to how the actions were written (text in osint-eval, tool calls in Inspect)
         mine, theirs = got[e.task_id], e.to_dict()
-        assert [t["observation"] for t in mine.pop("transcript")] == [t["observation"] for t in theirs.pop("transcript")]
+        assert [t["observation"] for t in mine.pop("transcript")] == [
+            t["observation"] for t in theirs.pop("transcript")
+        ]
         assert mine == theirs
     out, board = tmp_path / "cmp", tmp_path / "board.jsonl"
-    rc = main(["compare", "--mode", "multi_turn", "--tasks", "v0:test", "--limit", str(N_ORACLE), "--base", "oracle",
-               "--candidate", f"inspect:{log.location}", "--out", str(out), "--leaderboard", str(board), "--no-progress"])
+    rc = main(
+        [
+            "compare",
+            "--mode",
+            "multi_turn",
+            "--tasks",
+            "v0:test",
+            "--limit",
+            str(N_ORACLE),
+            "--base",
+            "oracle",
+            "--candidate",
+            f"inspect:{log.location}",
+            "--out",
+            str(out),
+            "--leaderboard",
+            str(board),
+            "--no-progress",
+        ]
+    )
     assert rc == 0, capsys.readouterr().err
     report = load_report(out)
     delta = report.comparisons["candidate vs base"].overall
-    assert delta.n == N_ORACLE and delta.success_delta.mean == 0.0 and delta.reward_delta.mean == pytest.approx(0.0, abs=1e-12)
+    assert (
+        delta.n == N_ORACLE
+        and delta.success_delta.mean == 0.0
+        and delta.reward_delta.mean == pytest.approx(0.0, abs=1e-12)
+    )
     assert report.models["candidate"].label == "inspect:mockllm/model"
     assert json.loads(board.read_text().splitlines()[-1])["model"] == "inspect:mockllm/model"
 

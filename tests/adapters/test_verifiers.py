@@ -39,7 +39,9 @@ def run_adapter(script, **load_kwargs):
     env = load_environment(**load_kwargs)
     tasks = list(env.taskset)
     with scripted_server(script) as (url, server):
-        ctx = vf.ModelContext(model="scripted", client=vf.EvalClientConfig(base_url=url, api_key_var="OSINT_SCRIPTED_KEY"))
+        ctx = vf.ModelContext(
+            model="scripted", client=vf.EvalClientConfig(base_url=url, api_key_var="OSINT_SCRIPTED_KEY")
+        )
 
         async def play():
             async with env.serving():
@@ -48,7 +50,9 @@ def run_adapter(script, **load_kwargs):
         episodes = asyncio.run(play())
     traces = []
     for ep in episodes:
-        assert ep.ok and len(ep.traces) == 1, [e.message for e in ep.errors] + [e.message for t in ep.traces for e in t.errors]
+        assert ep.ok and len(ep.traces) == 1, [e.message for e in ep.errors] + [
+            e.message for t in ep.traces for e in t.errors
+        ]
         assert not ep.traces[0].errors, [e.message for e in ep.traces[0].errors]
         traces.append(ep.traces[0])
     return tasks, traces, server
@@ -188,8 +192,13 @@ def test_unknown_split_is_one_line_error(tmp_path):
         load_environment(split="v0:nope")
     assert "unknown split 'nope'" in str(err.value) and "\n" not in str(err.value)
     exe = Path(sys.executable).with_name("vf-eval")
-    done = subprocess.run([str(exe), "osint-gym", "--env.taskset.split", "v0:nope", "--no-push", "--no-rich", "-m", "x"],
-                          capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    done = subprocess.run(
+        [str(exe), "osint-gym", "--env.taskset.split", "v0:nope", "--no-push", "--no-rich", "-m", "x"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+    )
     shown = done.stderr + done.stdout
     assert done.returncode == 1 and "unknown split 'nope'" in shown and "Traceback" not in shown
     assert not list(tmp_path.iterdir())  # refused before any run directory was written
@@ -220,18 +229,27 @@ def test_a_missing_tool_or_malformed_arguments_get_the_env_error_observation():
 
 def _attacks(common):
     return {
-        "repeat_tool": lambda core, obs, turn: json.dumps({"tool": "get_profile", "args": {"handle_or_id": "person_0"}}),
-        "several_candidates": lambda core, obs, turn: json.dumps(
-            {"answer": core.world.ids(core.task.answer_type)[:3]}),
-        "echo_question": lambda core, obs, turn: core.task.question if turn == 0 else json.dumps({"answer": core.task.question}),
+        "repeat_tool": lambda core, obs, turn: json.dumps(
+            {"tool": "get_profile", "args": {"handle_or_id": "person_0"}}
+        ),
+        "several_candidates": lambda core, obs, turn: json.dumps({"answer": core.world.ids(core.task.answer_type)[:3]}),
+        "echo_question": lambda core, obs, turn: (
+            core.task.question if turn == 0 else json.dumps({"answer": core.task.question})
+        ),
         "most_frequent": lambda core, obs, turn: json.dumps({"answer": common}),
-        "spam_add_edge": lambda core, obs, turn: json.dumps(
-            [{"add_edge": [core.world.ids("person")[turn], "knows", core.world.ids("person")[turn + 1]]}] * 4)
-        if turn < 11 else json.dumps({"answer": core.world.ids(core.task.answer_type)[0]}),
+        "spam_add_edge": lambda core, obs, turn: (
+            json.dumps(
+                [{"add_edge": [core.world.ids("person")[turn], "knows", core.world.ids("person")[turn + 1]]}] * 4
+            )
+            if turn < 11
+            else json.dumps({"answer": core.world.ids(core.task.answer_type)[0]})
+        ),
     }
 
 
-@pytest.mark.parametrize("attack", ["repeat_tool", "several_candidates", "echo_question", "most_frequent", "spam_add_edge"])
+@pytest.mark.parametrize(
+    "attack", ["repeat_tool", "several_candidates", "echo_question", "most_frequent", "spam_add_edge"]
+)
 def test_exploit_policies_score_no_more_through_the_adapter_than_in_process(attack):
     tasks = benchmark_tasks(SPLIT, limit=10)
     common = Counter(t.answer for t in benchmark_tasks("v0:dev")).most_common(1)[0][0]

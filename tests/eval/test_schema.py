@@ -112,7 +112,9 @@ def test_training_curves_round_trip_and_render_as_a_table_and_a_plot(written, tm
     dev = Curve("greedy success on 200 v0:dev tasks", "on-policy optimizer step", "success (95% CI)",
                 [CurvePoint(0, Estimate(0.25, 0.2, 0.31, 200), "warm start"),
                  CurvePoint(300, Estimate(0.3, 0.24, 0.37, 200), "round 0 expert relabelling")])
-    zero = Curve("groups with zero reward variance", "step", "share", [CurvePoint(1, Estimate(0.5, 0.1, 0.9, 4), "GRPO")])
+    zero = Curve(
+        "groups with zero reward variance", "step", "share", [CurvePoint(1, Estimate(0.5, 0.1, 0.9, 4), "GRPO")]
+    )
     with_curves = replace(rep, curves=[dev, zero])
     write_report(with_curves, tmp_path)
     back = load_report(tmp_path)

@@ -28,7 +28,11 @@ def test_defaults_and_shipped_configs_are_valid():
     scripts = tomllib.loads((CONFIGS.parents[1] / "hatch.toml").read_text())["envs"]["default"]["scripts"]
     assert scripts["train-controls"] == f"osint-selfplay controls {{args:{tiny.output_dir}}}"
     # a warm start bounded by steps (the same model on another machine of the kind), trained in mixed precision
-    assert tiny.warm_start.max_steps == 2400 and tiny.warm_start.max_seconds == 0 and tiny.warm_start.autocast == "bfloat16"
+    assert (
+        tiny.warm_start.max_steps == 2400
+        and tiny.warm_start.max_seconds == 0
+        and tiny.warm_start.autocast == "bfloat16"
+    )
     import shlex
 
     words = shlex.split(scripts["train-long"].replace("{args}", ""))

@@ -185,7 +185,10 @@ def test_equal_rewards_that_float32_cannot_hold_exactly_count_as_zero_variance_p
             {"step": 2, "reward": 0.6, "frac_reward_zero_std": 0.0, ZERO_VARIANCE_METRIC: 1.0}]
     summary = _grpo_rewards(logs, phase)
     assert summary["zero_variance_metric"] == ZERO_VARIANCE_METRIC
-    assert summary["zero_variance_steps"] == [{"step": 1, "share": 0.5, "groups": 2}, {"step": 2, "share": 1.0, "groups": 2}]
+    assert summary["zero_variance_steps"] == [
+        {"step": 1, "share": 0.5, "groups": 2},
+        {"step": 2, "share": 1.0, "groups": 2},
+    ]
     assert summary["zero_variance_mean"] == 0.75
     trl_only = _grpo_rewards([{k: v for k, v in e.items() if k != ZERO_VARIANCE_METRIC} for e in logs], phase)
     assert (trl_only["zero_variance_metric"], trl_only["zero_variance_mean"]) == ("frac_reward_zero_std", 0.0)

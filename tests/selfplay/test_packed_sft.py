@@ -235,7 +235,9 @@ def test_a_second_set_fills_its_share_of_every_step_and_the_main_stream_keeps_it
 def test_a_share_of_a_step_is_at_least_one_row_and_leaves_the_main_stream_one():
     from osint_selfplay.phases import extra_rows
 
-    assert extra_rows(8, 0.25) == 2 and extra_rows(8, 0.01) == 1 and extra_rows(8, 0.99) == 7 and extra_rows(8, 0.0) == 0
+    assert (
+        extra_rows(8, 0.25) == 2 and extra_rows(8, 0.01) == 1 and extra_rows(8, 0.99) == 7 and extra_rows(8, 0.0) == 0
+    )
 
 
 def test_a_step_budget_stops_training_there_and_bounds_the_decay(tokenizer, tiny_path):

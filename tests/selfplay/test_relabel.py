@@ -66,14 +66,20 @@ def test_a_relabelling_round_trains_on_the_teachers_turns_and_its_control_gets_i
     assert phase["steps"] == warm["steps"] + 5 - warm["decay_start"]["step"]  # its decay again, stretched by 5 steps
     # the dev curve: the warm start, every 2 steps of the relabelling SFT and its end, 3 v0:dev tasks each
     curve = phase["dev_curve"]
-    assert [p["step"] for p in curve] == [*range(2, phase["steps"] + 1, 2), *([phase["steps"]] if phase["steps"] % 2 else [])]
+    assert [p["step"] for p in curve] == [
+        *range(2, phase["steps"] + 1, 2),
+        *([phase["steps"]] if phase["steps"] % 2 else []),
+    ]
     assert all(p["n"] == 3 and 0 <= p["solved"] <= 3 for p in curve) and summary["dev_curve_start"]["step"] == 0
     assert phase["curve_seconds"] == pytest.approx(sum(p["seconds"] for p in curve))
     report = json.loads((tmp_path / "run" / "eval" / "report.json").read_text())
     dev = report["curves"][0]
     assert dev["name"] == "greedy success on 3 v0:dev tasks during the on-policy phases"
     assert [p["x"] for p in dev["points"]] == [0, *(p["step"] for p in curve)]
-    assert dev["points"][0]["label"] == "warm start" and dev["points"][1]["label"] == "answerer (round 0 expert relabelling)"
+    assert (
+        dev["points"][0]["label"] == "warm start"
+        and dev["points"][1]["label"] == "answerer (round 0 expert relabelling)"
+    )
     control = summary["control"]
     rounds_seconds = sum(p["wall_seconds"] - p.get("curve_seconds", 0.0) for p in rnd.values() if isinstance(p, dict))
     assert control["budget_seconds"] == pytest.approx(rounds_seconds) and rounds_seconds >= phase["sft_seconds"]

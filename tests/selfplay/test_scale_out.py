@@ -147,7 +147,10 @@ def test_the_job_installs_no_project_package_by_bare_name(tmp_path):
     words = [w for part in script.split(" && ") if part.startswith("pip ") for w in shlex.split(part)]
     named = [w for w in words if re.match(r"^osint[-_](gym|eval|selfplay)", w)]
     assert len(named) == 3
-    assert all(re.search(r" @ git\+https://example\.org/me/osint\.git@[0-9a-f]{40}#subdirectory=packages/osint-", w) for w in named)
+    assert all(
+        re.search(r" @ git\+https://example\.org/me/osint\.git@[0-9a-f]{40}#subdirectory=packages/osint-", w)
+        for w in named
+    )
 
 
 def _repo(tmp_path: Path, remote: str | None) -> tuple[Path, str]:
@@ -191,4 +194,6 @@ def test_the_checkout_source_is_its_pushed_commit_and_refuses_what_a_job_could_n
         checkout_source(root=outside)
     with pytest.raises(ConfigError, match="full 40-character commit"):
         checkout_source("https://example.org/r.git", "abc123", root=outside)
-    assert checkout_source("https://example.org/r.git", "a" * 40, root=outside) == Source("https://example.org/r.git", "a" * 40)
+    assert checkout_source("https://example.org/r.git", "a" * 40, root=outside) == Source(
+        "https://example.org/r.git", "a" * 40
+    )

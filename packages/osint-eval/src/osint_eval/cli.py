@@ -12,9 +12,11 @@ from typing import Any
 
 from osint_eval.modeling import DECODING_MODES
 
-POLICY_HELP = ("random-guess | random-valid | oracle | most-frequent | first-mentioned | last-mentioned | adjacent | "
-               "naive-search | openai:<base_url>#<model> | inspect:<log> (an Inspect eval of osint_gym/osint_v0; multi-turn) | "
-               "a model (local folder, hub id, or tiny:<hidden>x<layers>)")
+POLICY_HELP = (
+    "random-guess | random-valid | oracle | most-frequent | first-mentioned | last-mentioned | adjacent | "
+    "naive-search | openai:<base_url>#<model> | inspect:<log> (an Inspect eval of osint_gym/osint_v0; multi-turn) | "
+    "a model (local folder, hub id, or tiny:<hidden>x<layers>)"
+)
 
 
 def _common(p: argparse.ArgumentParser) -> None:

@@ -63,7 +63,9 @@ def _episode(sample: Any, where: str) -> EpisodeResult:
     try:
         return episode_result(EpisodeRecord.from_dict((score.metadata or {})["episode"]))
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
-        raise EvalError(f"{where}: sample {sample.id!r}: its score holds no OSINT-v0 episode record ({exc!r:.120})") from None
+        raise EvalError(
+            f"{where}: sample {sample.id!r}: its score holds no OSINT-v0 episode record ({exc!r:.120})"
+        ) from None
 
 
 def read_inspect_log(path: str | Path) -> InspectRun:

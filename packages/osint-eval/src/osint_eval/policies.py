@@ -365,7 +365,8 @@ def check_policy_spec(spec: str) -> None:
 
 
 def make_policy(spec: str, **kwargs: Any) -> Policy:
-    """``random-guess``, ``random-valid``, ``oracle``, a shortcut baseline (`osint_eval.baselines`), ``openai:<base_url>#<model>``,
+    """``random-guess``, ``random-valid``, ``oracle``, a shortcut baseline (`osint_eval.baselines`),
+    ``openai:<base_url>#<model>``,
     ``inspect:<log>`` (the episodes of an Inspect eval of osint_gym/osint_v0), or a model
     (hub id, local folder, ``tiny:`` spec)."""
     check_policy_spec(spec)

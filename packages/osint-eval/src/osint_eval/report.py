@@ -137,7 +137,12 @@ def markdown(report: Report) -> str:
         parts += ["## Training curves", ""]
         for curve in report.curves:
             rows = [[_md_cell(f"{p.x:g}"), _md_cell(p.label), p.value.fmt(pct=curve.rate)] for p in curve.points]
-            parts += [f"### {_md_cell(curve.name)}", "", _md_table([curve.x_label, "measured at", curve.y_label], rows), ""]
+            parts += [
+                f"### {_md_cell(curve.name)}",
+                "",
+                _md_table([curve.x_label, "measured at", curve.y_label], rows),
+                "",
+            ]
     return "\n".join(parts) + "\n"
 
 
@@ -275,8 +280,12 @@ def render_html(report: Report) -> str:
                  f"{c.overall.mcnemar.p_value:.3g}"] for c in report.comparisons.values() if c.overall.n and c.overall.mcnemar]
         parts += ["<h2>Paired comparison</h2>", _html_table(["comparison", "n", "success delta [95% CI]", "reward delta [95% CI]", "McNemar p"], rows)]
     if report.curves:
-        parts += ["<h2>Training curves</h2>",
-                  '<div class="plots">' + "".join(f'<div class="plot">{curve_plot(c)}</div>' for c in report.curves) + "</div>"]
+        parts += [
+            "<h2>Training curves</h2>",
+            '<div class="plots">'
+            + "".join(f'<div class="plot">{curve_plot(c)}</div>' for c in report.curves)
+            + "</div>",
+        ]
     parts += ["<h2>Plots</h2>", f'<div class="plots"><div class="plot">{success_plot(report)}</div><div class="plot">{reward_plot(report)}</div></div>',
               "<h2>By difficulty</h2>", _html_table(HEADER, _model_rows(report.models, "by_difficulty")),
               "<h2>By family</h2>", _html_table(HEADER, _model_rows(report.models, "by_family")),

@@ -65,7 +65,12 @@ class McNemar:
 
     @classmethod
     def from_dict(cls, d: Any, where: str = "mcnemar") -> McNemar:
-        return cls(jint(d, "candidate_only", where), jint(d, "base_only", where), jint(d, "n", where), jnum(d, "p_value", where))
+        return cls(
+            jint(d, "candidate_only", where),
+            jint(d, "base_only", where),
+            jint(d, "n", where),
+            jnum(d, "p_value", where),
+        )
 
 
 # ---------------------------------------------------------------------------- one model
@@ -99,11 +104,19 @@ class MetricBlock:
         def est(k: str) -> Estimate:
             return Estimate.from_dict(jget(d, k, where), f"{where}.{k}")
 
-        return cls(n=jint(d, "n", where), success=est("success"), reward=est("reward"), evidence_f1=est("evidence_f1"),
-                   steps=est("steps"), critical_steps=est("critical_steps"), tool_calls=est("tool_calls"),
-                   invalid_action_rate=jnum(d, "invalid_action_rate", where), parse_failure_rate=jnum(d, "parse_failure_rate", where),
-                   answered_rate=jnum(d, "answered_rate", where),
-                   components={k: jnum(comps, k, f"{where}.components") for k in comps})
+        return cls(
+            n=jint(d, "n", where),
+            success=est("success"),
+            reward=est("reward"),
+            evidence_f1=est("evidence_f1"),
+            steps=est("steps"),
+            critical_steps=est("critical_steps"),
+            tool_calls=est("tool_calls"),
+            invalid_action_rate=jnum(d, "invalid_action_rate", where),
+            parse_failure_rate=jnum(d, "parse_failure_rate", where),
+            answered_rate=jnum(d, "answered_rate", where),
+            components={k: jnum(comps, k, f"{where}.components") for k in comps},
+        )
 
 
 def _blocks(d: Any, key: str, where: str) -> dict[str, MetricBlock]:
@@ -130,8 +143,14 @@ class ModelSummary:
     @classmethod
     def from_dict(cls, name: str, d: Any, where: str) -> ModelSummary:
         s, ws = jget(d, "summary", where), f"{where}.summary"
-        return cls(name, str(jstr(d, "label", where)), jmap(d, "policy", where), MetricBlock.from_dict(jget(s, "overall", ws), f"{ws}.overall"),
-                   _blocks(s, "by_difficulty", ws), _blocks(s, "by_family", ws))
+        return cls(
+            name,
+            str(jstr(d, "label", where)),
+            jmap(d, "policy", where),
+            MetricBlock.from_dict(jget(s, "overall", ws), f"{ws}.overall"),
+            _blocks(s, "by_difficulty", ws),
+            _blocks(s, "by_family", ws),
+        )
 
     def groups(self, key: str | None) -> dict[str, MetricBlock]:
         """``None``: the overall block; ``"by_difficulty"`` / ``"by_family"``: one block per group."""
@@ -166,8 +185,14 @@ class PairedBlock:
         def est(k: str) -> Estimate:
             return Estimate.from_dict(jget(d, k, where), f"{where}.{k}")
 
-        return cls(n=n, success_delta=est("success_delta"), reward_delta=est("reward_delta"), steps_delta=est("steps_delta"),
-                   tool_calls_delta=est("tool_calls_delta"), mcnemar=McNemar.from_dict(jget(d, "mcnemar", where), f"{where}.mcnemar"))
+        return cls(
+            n=n,
+            success_delta=est("success_delta"),
+            reward_delta=est("reward_delta"),
+            steps_delta=est("steps_delta"),
+            tool_calls_delta=est("tool_calls_delta"),
+            mcnemar=McNemar.from_dict(jget(d, "mcnemar", where), f"{where}.mcnemar"),
+        )
 
 
 @dataclass(frozen=True)
@@ -237,7 +262,9 @@ class ProposalCounts:
     @classmethod
     def from_dict(cls, d: Any, where: str) -> ProposalCounts:
         reasons = jmap(d, "reasons", where)
-        return cls(jint(d, "total", where), jint(d, "valid", where), {k: jint(reasons, k, f"{where}.reasons") for k in reasons})
+        return cls(
+            jint(d, "total", where), jint(d, "valid", where), {k: jint(reasons, k, f"{where}.reasons") for k in reasons}
+        )
 
 
 @dataclass(frozen=True)
@@ -256,9 +283,14 @@ class TaskInfo:
     @classmethod
     def from_dict(cls, d: Any, where: str) -> TaskInfo:
         p, rejected = jobj(d, where).get("proposals"), jmap(d, "rejected", where)
-        return cls(str(jstr(d, "source", where)), str(jstr(d, "world", where)), jint(d, "n", where), str(jstr(d, "fingerprint", where)),
-                   ProposalCounts.from_dict(p, f"{where}.proposals") if p is not None else None,
-                   {k: jint(rejected, k, f"{where}.rejected") for k in rejected})
+        return cls(
+            str(jstr(d, "source", where)),
+            str(jstr(d, "world", where)),
+            jint(d, "n", where),
+            str(jstr(d, "fingerprint", where)),
+            ProposalCounts.from_dict(p, f"{where}.proposals") if p is not None else None,
+            {k: jint(rejected, k, f"{where}.rejected") for k in rejected},
+        )
 
 
 # ---------------------------------------------------------------------------- curves over training
@@ -345,14 +377,25 @@ class Report:
         curves = jobj(d, where).get("curves", [])  # likewise
         if not isinstance(curves, list):
             raise ReportError(f"{where}.curves: expected a list, got {type(curves).__name__}")
-        return cls(str(jstr(d, "title", where)), str(jstr(d, "mode", where)), seed, TaskInfo.from_dict(jget(d, "tasks", where), f"{where}.tasks"),
-                   {k: ModelSummary.from_dict(k, v, f"{where}.models.{k}") for k, v in jmap(d, "models", where).items()},
-                   {k: Comparison.from_dict(k, v, f"{where}.comparisons.{k}") for k, v in jmap(d, "comparisons", where).items()},
-                   {k: _episodes(v, f"{where}.episodes.{k}") for k, v in jmap(d, "episodes", where).items()},
-                   jmap(d, "config", where), jmap(d, "versions", where), jstr(d, "git_sha", where, optional=True),
-                   jstr(d, "out_dir", where, optional=True), dry,
-                   Baseline.from_dict(sb, f"{where}.strongest_baseline") if sb is not None else None,
-                   [Curve.from_dict(c, f"{where}.curves[{i}]") for i, c in enumerate(curves)])
+        return cls(
+            str(jstr(d, "title", where)),
+            str(jstr(d, "mode", where)),
+            seed,
+            TaskInfo.from_dict(jget(d, "tasks", where), f"{where}.tasks"),
+            {k: ModelSummary.from_dict(k, v, f"{where}.models.{k}") for k, v in jmap(d, "models", where).items()},
+            {
+                k: Comparison.from_dict(k, v, f"{where}.comparisons.{k}")
+                for k, v in jmap(d, "comparisons", where).items()
+            },
+            {k: _episodes(v, f"{where}.episodes.{k}") for k, v in jmap(d, "episodes", where).items()},
+            jmap(d, "config", where),
+            jmap(d, "versions", where),
+            jstr(d, "git_sha", where, optional=True),
+            jstr(d, "out_dir", where, optional=True),
+            dry,
+            Baseline.from_dict(sb, f"{where}.strongest_baseline") if sb is not None else None,
+            [Curve.from_dict(c, f"{where}.curves[{i}]") for i, c in enumerate(curves)],
+        )
 
 
 def _episodes(rows: Any, where: str) -> list[EpisodeResult]:

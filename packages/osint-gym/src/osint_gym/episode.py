@@ -97,8 +97,14 @@ class EpisodeRecord:
     def from_dict(cls, d: dict[str, Any]) -> EpisodeRecord:
         """The record `to_dict` wrote (read back from a log); a malformed row raises KeyError or TypeError."""
         return cls(
-            task=Task.from_dict(d["task"]), first_observation=d["first_observation"],
-            turns=tuple(Turn(**t) for t in d["turns"]), answer=d["answer"], evidence=tuple(Edge(*e) for e in d["evidence"]),
-            **{k: d[k] for k in _COUNTS}, breakdown=RewardBreakdown(**d["breakdown"]), end=d["end"],
-            max_steps=d["max_steps"], max_parallel_calls=d["max_parallel_calls"],
+            task=Task.from_dict(d["task"]),
+            first_observation=d["first_observation"],
+            turns=tuple(Turn(**t) for t in d["turns"]),
+            answer=d["answer"],
+            evidence=tuple(Edge(*e) for e in d["evidence"]),
+            **{k: d[k] for k in _COUNTS},
+            breakdown=RewardBreakdown(**d["breakdown"]),
+            end=d["end"],
+            max_steps=d["max_steps"],
+            max_parallel_calls=d["max_parallel_calls"],
         )

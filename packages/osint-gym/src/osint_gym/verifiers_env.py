@@ -1,4 +1,5 @@
-"""OSINT-v0 as a verifiers environment (verifiers >= 0.4, the ``verifiers.v1`` stack; ``pip install 'osint-gym[verifiers]'``).
+"""OSINT-v0 as a verifiers environment (verifiers >= 0.4, the ``verifiers.v1`` stack;
+``pip install 'osint-gym[verifiers]'``).
 
 verifiers 0.4 composes an environment from a taskset (the tasks), a harness (the program that plays a
 task: it talks to the model through verifiers' interception endpoint) and an env (which agents play).
@@ -69,7 +70,9 @@ class OSINTTasksetConfig(vf.TasksetConfig):
     def _known_split_and_filters(self) -> OSINTTasksetConfig:
         """An unknown split, filter or observation format fails here, as a one-line config error."""
         if self.observation_format not in OBSERVATION_FORMATS:
-            raise ConfigError(f"observation_format must be one of {OBSERVATION_FORMATS}, got {self.observation_format!r}")
+            raise ConfigError(
+                f"observation_format must be one of {OBSERVATION_FORMATS}, got {self.observation_format!r}"
+            )
         _benchmark(self)
         return self
 
@@ -111,7 +114,9 @@ def episode_record(trace: vf.Trace) -> dict[str, Any]:
     """The env's episode record the harness left on ``trace`` (one-line error if the env never started)."""
     record = trace.info.get(EPISODE_KEY)
     if record is None:
-        raise vf.TaskError(f"rollout {trace.id}: no OSINT-v0 episode record (the env never started: see the trace's errors)")
+        raise vf.TaskError(
+            f"rollout {trace.id}: no OSINT-v0 episode record (the env never started: see the trace's errors)"
+        )
     return dict(record)
 
 
@@ -125,10 +130,24 @@ class OSINTTaskset(vf.Taskset[OSINTTask, OSINTTasksetConfig]):
     def load(self) -> list[OSINTTask]:
         c = self.config
         max_steps = c.max_turns or DEFAULT_BUDGETS.max_steps
-        return [OSINTTask(OSINTTaskData(id=t.task_id, name=t.task_id, prompt=t.question, system_prompt=chat.NATIVE_SYSTEM_PROMPT,
-                                        task=t.to_dict(), split=c.split, family=t.family, difficulty=t.difficulty,
-                                        observation_format=c.observation_format, max_steps=max_steps), c.task)
-                for t in self.tasks]
+        return [
+            OSINTTask(
+                OSINTTaskData(
+                    id=t.task_id,
+                    name=t.task_id,
+                    prompt=t.question,
+                    system_prompt=chat.NATIVE_SYSTEM_PROMPT,
+                    task=t.to_dict(),
+                    split=c.split,
+                    family=t.family,
+                    difficulty=t.difficulty,
+                    observation_format=c.observation_format,
+                    max_steps=max_steps,
+                ),
+                c.task,
+            )
+            for t in self.tasks
+        ]
 
 
 def _benchmark(config: OSINTTasksetConfig) -> list[Task]:

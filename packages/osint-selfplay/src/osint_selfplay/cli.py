@@ -57,9 +57,13 @@ def _parser() -> argparse.ArgumentParser:
     j.add_argument("--image", help="container image (default: a PyTorch CUDA runtime image)")
     j.add_argument("--timeout", default="8h", help="job timeout, e.g. 90m or 8h (default 8h)")
     j.add_argument("--push-to", metavar="REPO_ID", help="push the run folder here when training ends")
-    j.add_argument("--repo-url", help="git URL the job clones the packages from (default: this checkout's origin, as https)")
-    j.add_argument("--commit", help="commit the job installs (default: HEAD, which must hold every change under packages/ "
-                                    "and be pushed)")
+    j.add_argument(
+        "--repo-url", help="git URL the job clones the packages from (default: this checkout's origin, as https)"
+    )
+    j.add_argument(
+        "--commit",
+        help="commit the job installs (default: HEAD, which must hold every change under packages/ and be pushed)",
+    )
     j.add_argument("--dry-run", action="store_true", help="print the job spec as JSON and submit nothing")
     return p
 

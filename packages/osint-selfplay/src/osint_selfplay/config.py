@@ -86,10 +86,16 @@ class WarmStartConfig:
                                    "those the training worlds wrote.")
     workers: int = _f(1, "Multi-turn: processes that generate the oracle demonstrations (each a pure function of its index: the "
                          "rows do not depend on this); 2 on a 2-core CPU halves the warm start's data time.")
-    autocast: str = _f("none", "Packed: 'bfloat16' runs SFT's forward and backward under torch.autocast (matrix products in "
-                               "bfloat16; weights, gradients and the optimizer stay float32); 'none': float32 throughout.")
-    max_steps: int = _f(0, "Packed: stop the warm start after this many optimizer steps (0: no limit); a budget in steps "
-                           "gives the same model on any machine, where max_seconds gives a faster one more steps.")
+    autocast: str = _f(
+        "none",
+        "Packed: 'bfloat16' runs SFT's forward and backward under torch.autocast (matrix products in "
+        "bfloat16; weights, gradients and the optimizer stay float32); 'none': float32 throughout.",
+    )
+    max_steps: int = _f(
+        0,
+        "Packed: stop the warm start after this many optimizer steps (0: no limit); a budget in steps "
+        "gives the same model on any machine, where max_seconds gives a faster one more steps.",
+    )
     max_seconds: float = _f(0.0, "Packed: stop the warm start after this many seconds of training (0: no limit; "
                                  "epochs and max_steps decide).")
     decay_fraction: float = _f(0.0, "Packed: the learning rate falls linearly to 0 over this last share of the budget (the epochs' "
@@ -234,8 +240,11 @@ class RelabelConfig:
                                  "(0: greedy, the states evaluation visits).")
     share: float = _f(0.25, "Share of every SFT step's packed rows drawn from the relabelled conversations "
                             "(cycled); the rest continue the warm start's demonstrations where it stopped.")
-    sft_steps: int = _f(500, "Optimizer steps of SFT on the relabelled conversations and the demonstrations, added to the "
-                             "warm start's schedule (its decay stretched) in round 0.")
+    sft_steps: int = _f(
+        500,
+        "Optimizer steps of SFT on the relabelled conversations and the demonstrations, added to the "
+        "warm start's schedule (its decay stretched) in round 0.",
+    )
     workers: int = _f(1, "Processes the answerer plays the tasks in "
                          "(each on every N-th task; torch's threads shared out).")
     learning_rate: float = _f(5e-4, "Rounds after the first (or a warm start without a saved decay): "
@@ -264,11 +273,20 @@ class EvalConfig:
     workers: int = _f(1, "Processes each trained model is evaluated in (osint-eval's workers: each on every N-th task, torch's "
                          "threads shared out); on a 2-core CPU 2 is about 1.3x faster, greedy results equal up to float rounding.")
 
-    single_turn_model: str = _f("", "Multi-turn runs: a single-turn answerer (e.g. the default run's final model) evaluated on the same tasks for comparison.")
-    curve_tasks: int = _f(0, "Multi turn: tasks of curve_split the answerer plays greedily at the warm start and during the on-policy "
-                             "phases (a curve in the report; 0: none).")
+    single_turn_model: str = _f(
+        "",
+        "Multi-turn runs: a single-turn answerer (e.g. the default run's final model) evaluated on the same tasks "
+        "for comparison.",
+    )
+    curve_tasks: int = _f(
+        0,
+        "Multi turn: tasks of curve_split the answerer plays greedily at the warm start and during the on-policy "
+        "phases (a curve in the report; 0: none).",
+    )
     curve_split: str = _f("v0:dev", "The benchmark split of those tasks (not the held-out eval.tasks).")
-    curve_every: int = _f(0, "Optimizer steps of an on-policy phase between two curve points (0: only at each phase's end).")
+    curve_every: int = _f(
+        0, "Optimizer steps of an on-policy phase between two curve points (0: only at each phase's end)."
+    )
 
     def __post_init__(self) -> None:
         for name in ("limit", "batch_size", "max_new_tokens", "workers"):
@@ -332,11 +350,15 @@ class RunConfig:
         parse_ref(self.eval.tasks)
         parse_ref(self.eval.curve_split)
         if self.eval.curve_tasks and self.eval.curve_split == self.eval.tasks:
-            raise ConfigError(f"eval.curve_split must not be the held-out split eval.tasks ({self.eval.tasks!r}): the curve is "
-                              "measured during training; use v0:dev")
+            raise ConfigError(
+                f"eval.curve_split must not be the held-out split eval.tasks ({self.eval.tasks!r}): the curve is "
+                "measured during training; use v0:dev"
+            )
         if self.eval.curve_tasks and self.answerer.mode != "multi_turn":
-            raise ConfigError("eval.curve_tasks: the dev curve plays multi-turn episodes; set it to 0 for answerer.mode "
-                              f"{self.answerer.mode!r}")
+            raise ConfigError(
+                "eval.curve_tasks: the dev curve plays multi-turn episodes; set it to 0 for answerer.mode "
+                f"{self.answerer.mode!r}"
+            )
 
     @property
     def warm_start_on(self) -> bool:

@@ -1,9 +1,9 @@
 """The run's two controls, each the answer to one question about its self-play rounds:
 
 - the **equal-compute control** (did the rounds beat more SFT with the same compute?): the warm start as
-  it would have run with the rounds' compute added to its budget, in its own optimizer steps (`budget_steps`). A warm start whose learning rate
-  decays saved its state where the decay began (`osint_selfplay.sft`); the control resumes there,
-  runs the stable phase on and decays over the same share of the longer budget. A warm start at a
+  it would have run with the rounds' compute added to its budget, in its own optimizer steps (`budget_steps`).
+  A warm start whose learning rate decays saved its state where the decay began (`osint_selfplay.sft`);
+  the control resumes there, runs the stable phase on and decays over the same share of the longer budget. A warm start at a
   constant rate is continued from its end, on the demonstrations it had not reached;
 - the **uniform-task control** (did self-play tasks beat uniform ones?): the last round's answerer
   phase run again from the model it started from, with the same GRPO steps, seed and seed-task
@@ -43,7 +43,9 @@ def budget_steps(rounds: list[dict[str, Any]], warm: dict[str, Any]) -> tuple[in
         for phase in rnd.values():
             if not isinstance(phase, dict):
                 continue
-            wall = float(phase.get("wall_seconds") or 0.0) - float(phase.get("curve_seconds") or 0.0)  # not the dev curve's
+            wall = float(phase.get("wall_seconds") or 0.0) - float(
+                phase.get("curve_seconds") or 0.0
+            )  # not the dev curve's
             seconds += wall
             trained = int(phase.get("sft_steps") or 0)
             steps += trained + max(0.0, wall - float(phase.get("sft_seconds") or 0.0)) * rate
@@ -65,9 +67,19 @@ def train_equal_compute(run: SelfPlayRun) -> dict[str, Any]:
 
     def fn() -> dict[str, Any]:
         rows = read_jsonl(run._dir(None, f"warm_start/{role}") / "demonstrations.jsonl")
-        metrics = phases.run_sft(run.summary["warm_start_models"]["answerer"], rows, cfg, out, "answerer", cfg.model.answerer,
-                                 extra_steps=steps, skip_rows=int(start.get("next_row") or 0), label="equal-compute SFT control",
-                                 branch=branch if branch.is_file() else None, warm_steps=int(start.get("steps") or 0))
+        metrics = phases.run_sft(
+            run.summary["warm_start_models"]["answerer"],
+            rows,
+            cfg,
+            out,
+            "answerer",
+            cfg.model.answerer,
+            extra_steps=steps,
+            skip_rows=int(start.get("next_row") or 0),
+            label="equal-compute SFT control",
+            branch=branch if branch.is_file() else None,
+            warm_steps=int(start.get("steps") or 0),
+        )
         return {**metrics, "budget_seconds": seconds, "budget_steps": steps}
 
     run._phase(None, "control", fn)

@@ -52,7 +52,9 @@ class DevProbe:
         policy = HFPolicy(model_dir, batch_size=cfg.eval.batch_size, max_new_tokens=cfg.eval.max_new_tokens,
                           temperature=0.0, decoding=cfg.model.decoding)
         try:
-            results = run_multi_turn(policy, self.world, self.tasks, **episode_kwargs(cfg.answerer, cfg.eval.batch_size))
+            results = run_multi_turn(
+                policy, self.world, self.tasks, **episode_kwargs(cfg.answerer, cfg.eval.batch_size)
+            )
         finally:
             policy.close()
         seconds = time.perf_counter() - t0
@@ -109,8 +111,14 @@ def run_curves(rounds: list[dict[str, Any]], warm_point: Point | None, split: st
     curves = []
     if points:
         n = points[0].value.n
-        curves.append(Curve(f"greedy success on {n} {split} tasks during the on-policy phases", "on-policy optimizer step",
-                            "success (95% CI)", points))
+        curves.append(
+            Curve(
+                f"greedy success on {n} {split} tasks during the on-policy phases",
+                "on-policy optimizer step",
+                "success (95% CI)",
+                points,
+            )
+        )
     if zero:
         curves.append(Curve("answerer GRPO groups with zero reward variance", "on-policy optimizer step",
                             "share of the step's groups (95% CI)", zero))

@@ -73,7 +73,9 @@ class Source:
 
     def requirements(self) -> list[str]:
         """The three packages as PEP 508 direct references pinned to the commit, with their extras."""
-        return [f"{name}{extras} @ git+{self.url}@{self.commit}#subdirectory=packages/{name}" for name, extras in PACKAGES]
+        return [
+            f"{name}{extras} @ git+{self.url}@{self.commit}#subdirectory=packages/{name}" for name, extras in PACKAGES
+        ]
 
 
 def _git(root: Path, *args: str) -> str | None:

@@ -247,9 +247,20 @@ class SelfPlayRun:
                 reward: Any = EpisodeReward(cfg.parl, cfg.grpo_answerer.num_generations)
             else:
                 reward = AnswererReward(cfg.grpo_answerer.num_generations)
-            metrics = phases.run_grpo(start, rows, reward, cfg.grpo_answerer, cfg, out, "answerer",
-                                      cfg.model.answerer, stream_seed(cfg.seed, f"grpo_{step}", r), rollout_func=rollout,
-                                      probe=None if uniform else self.probe, label=f"round {r} answerer GRPO")
+            metrics = phases.run_grpo(
+                start,
+                rows,
+                reward,
+                cfg.grpo_answerer,
+                cfg,
+                out,
+                "answerer",
+                cfg.model.answerer,
+                stream_seed(cfg.seed, f"grpo_{step}", r),
+                rollout_func=rollout,
+                probe=None if uniform else self.probe,
+                label=f"round {r} answerer GRPO",
+            )
             metrics["mix"] = mix
             metrics["start_model"] = start
             if rollout is not None:
@@ -355,7 +366,10 @@ class SelfPlayRun:
         if self.probe.enabled:  # the dev curve's first point: the model the on-policy rounds start from
             start = current["answerer"]
             self.summary["dev_curve_start"] = self._phase(
-                None, "dev_curve_start", lambda: self.probe.measure_path(start, "warm start" if cfg.warm_start_on else "base", 0))
+                None,
+                "dev_curve_start",
+                lambda: self.probe.measure_path(start, "warm start" if cfg.warm_start_on else "base", 0),
+            )
         for r in range(cfg.rounds):
             round_summary: dict[str, Any] = {"round": r}
             for step in SCHEDULES[cfg.phase_schedule]:

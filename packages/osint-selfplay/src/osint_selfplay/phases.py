@@ -202,7 +202,9 @@ def _run_packed_sft(model_path: str, rows: list[dict[str, Any]], cfg: RunConfig,
     extra_packed = _pack_rows(sft, tokenizer, extra, ws.max_length) if extra else None
     tokenize_seconds = time.perf_counter() - t0
     warm = extra_steps is None  # the warm start itself; else a continuation of it by extra_steps
-    settings = _packed_settings(cfg, extra_steps, skip_rows, extra_rows(ws.batch_size, extra_share) if extra_packed else 0)
+    settings = _packed_settings(
+        cfg, extra_steps, skip_rows, extra_rows(ws.batch_size, extra_share) if extra_packed else 0
+    )
     settings = dataclasses.replace(settings, **(overrides or {}))
     start = None
     if branch is not None:  # the warm start's own state where its decay began: no warm-up, its optimizer
@@ -245,13 +247,21 @@ def _packed_settings(cfg: RunConfig, extra_steps: int | None, skip_rows: int, ex
 
     ws = cfg.warm_start
     warm = extra_steps is None
-    return sft.SFTSettings(learning_rate=ws.learning_rate, batch_size=ws.batch_size,
-                           epochs=ws.epochs if warm else None, seed=cfg.seed,
-                           warmup_steps=ws.warmup_steps if not skip_rows else min(10, ws.warmup_steps),  # a fresh optimizer: a short warm-up
-                           max_seconds=(ws.max_seconds or None) if warm else None,
-                           max_steps=(ws.max_steps or None) if warm else extra_steps,
-                           skip_rows=skip_rows, decay_fraction=ws.decay_fraction, autocast=ws.autocast,
-                           extra_rows=extra_rows_per_step)
+    return sft.SFTSettings(
+        learning_rate=ws.learning_rate,
+        batch_size=ws.batch_size,
+        epochs=ws.epochs if warm else None,
+        seed=cfg.seed,
+        warmup_steps=ws.warmup_steps
+        if not skip_rows
+        else min(10, ws.warmup_steps),  # a fresh optimizer: a short warm-up
+        max_seconds=(ws.max_seconds or None) if warm else None,
+        max_steps=(ws.max_steps or None) if warm else extra_steps,
+        skip_rows=skip_rows,
+        decay_fraction=ws.decay_fraction,
+        autocast=ws.autocast,
+        extra_rows=extra_rows_per_step,
+    )
 
 
 def extra_rows(batch_size: int, share: float) -> int:
@@ -365,7 +375,9 @@ def _grpo_rewards(logs: list[dict[str, Any]], phase: GRPOPhaseConfig) -> dict[st
     }
 
 
-def _finish_curve(probe: Any, points: list[dict[str, Any]], final_model: Path, label: str, metrics: dict[str, Any]) -> None:
+def _finish_curve(
+    probe: Any, points: list[dict[str, Any]], final_model: Path, label: str, metrics: dict[str, Any]
+) -> None:
     """Close a phase's dev curve: a point at its last step unless one was measured there; into ``metrics``."""
     if not points or points[-1]["step"] != metrics["steps"]:
         points.append(probe.measure_path(str(final_model), label, metrics["steps"]))
