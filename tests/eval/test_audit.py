@@ -10,6 +10,7 @@ from osint_eval.audit import FEATURES, audit, largest_gap
 from osint_eval.baselines import SINGLE_TURN_SHORTCUTS
 from osint_eval.policies import PolicyInput, make_policy
 from osint_gym.benchmark import benchmark_tasks, benchmark_world
+from osint_gym.card import MEASURED
 from osint_gym.schema import Edge
 from osint_gym.single_turn import Context, build_context, score_completion
 
@@ -35,11 +36,15 @@ def test_no_shortcut_rule_is_more_than_5_points_from_the_uniform_guess_on_v1(ref
            if r not in QUESTION_READING and abs(v - uniform) > 0.05}
     assert far == {}, (ref, mode, 100 * uniform)
     assert rates["next-to-named:min"] - uniform <= 0.05
+    card = MEASURED[ref]["single_turn"][mode]  # the benchmark card's figures are these
+    rule, rate = card["farthest_rule"]
+    assert card["uniform"] == pytest.approx(uniform, abs=1e-4) and rates[rule] == pytest.approx(rate, abs=1e-4)
     batch = [PolicyInput([], t, world, i, 0, context=c) for i, (t, c) in enumerate(zip(tasks, contexts))]
     for name in ("random-guess", *SINGLE_TURN_SHORTCUTS):
         answers = make_policy(name).act(batch)
         rate = sum(score_completion(t, a, c).correct for t, c, a in zip(tasks, contexts, answers)) / len(tasks)
         assert abs(rate - uniform) <= 0.05, (ref, mode, name, rate, uniform)
+        assert card["baselines"][name] == pytest.approx(rate, abs=1e-4)
 
 
 @pytest.mark.parametrize("ref", ["v1:test", "v1:hard"])

@@ -134,9 +134,15 @@ def to_records(tasks: list[Task]) -> list[dict[str, Any]]:
 
 
 def to_hf_dataset(tasks: list[Task] | str) -> Any:
-    """A ``datasets.Dataset`` of tasks, or of a whole benchmark split given its id (``"v0:test"``)."""
+    """A ``datasets.Dataset`` of tasks, or of a whole benchmark split given its id (``"v0:test"``); a split's
+    dataset carries its benchmark card (`osint_gym.card.card_markdown`) as ``info.description``."""
     try:
         import datasets
     except ImportError as exc:  # pragma: no cover - depends on the optional extra
         raise ImportError("to_hf_dataset needs the optional dependency: pip install 'osint-gym[datasets]'") from exc
-    return datasets.Dataset.from_list(to_records(benchmark_tasks(tasks) if isinstance(tasks, str) else tasks))
+    if not isinstance(tasks, str):
+        return datasets.Dataset.from_list(to_records(tasks))
+    from osint_gym.card import card_markdown
+
+    info = datasets.DatasetInfo(description=card_markdown(tasks))
+    return datasets.Dataset.from_list(to_records(benchmark_tasks(tasks)), info=info)
