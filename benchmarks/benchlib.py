@@ -139,7 +139,8 @@ def print_env(c: dict[str, Any], r: dict[str, Any]) -> None:
     print(f"step():  OSINT-v0 {r['osint_step_us']:.1f} us | CartPole-v1 {r['cartpole_step_us']:.1f} us | ratio "
           f"{r['step_ratio']:.2f}x (target <= 3x; median of {r['rounds']} alternating rounds: {r['step_ratio_rounds']})")
     print(f"reset(): OSINT-v0 default mode (a stream of tasks verified in batches ahead of use; seeded once, then "
-          f"reset()) median {r['osint_reset_us']:.1f} us (target <= 100 us) | CartPole-v1 {r['cartpole_reset_us']:.1f} us"
+          f"reset()) median {r['osint_reset_us']:.1f} us (target <= 100 us) | "
+          f"CartPole-v1 {r['cartpole_reset_us']:.1f} us"
           f" | ratio {r['reset_ratio']:.1f}x (rounds: {r['reset_ratio_rounds']})")
     print(f"         mean, the batch-verifying resets included: OSINT-v0 {r['osint_reset_mean_us']:.1f} us | "
           f"CartPole-v1 {r['cartpole_reset_mean_us']:.1f} us | ratio {r['reset_mean_ratio']:.1f}x")

@@ -9,7 +9,7 @@ from collections import Counter
 
 import pytest
 
-from osint_gym.benchmark import benchmark_tasks, benchmark_world, parse_ref, split_ids, to_hf_dataset
+from osint_gym.benchmark import benchmark_tasks, benchmark_world, parse_ref, shares_world, split_ids, to_hf_dataset
 from osint_gym.card import MEASURED, card_markdown, composition
 from osint_gym.errors import ConfigError
 from osint_gym.schema import canonical_edge
@@ -98,6 +98,8 @@ def test_v1_triples_write_every_entity_by_id_after_its_name():
 def test_unknown_splits_and_layouts_are_one_line_errors():
     assert split_ids() == ["v0:train", "v0:dev", "v0:test", "v1:dev", "v1:test", "v1:hard"]
     assert parse_ref("v1:hard") == ("v1", "hard")
+    assert shares_world("v0:test", "v1:test") and shares_world("v1:dev", "v0:dev")
+    assert not shares_world("v1:dev", "v1:test") and not shares_world("v1:hard", "v0:train")
     with pytest.raises(ConfigError, match=r"unknown benchmark 'v2:test'; known: v0:train, .*v1:hard$"):
         benchmark_tasks("v2:test")
     with pytest.raises(ConfigError, match=r"unknown split 'train' of benchmark 'v1'; known: dev, test, hard$"):

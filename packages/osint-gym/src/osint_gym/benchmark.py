@@ -82,6 +82,14 @@ def parse_ref(ref: str) -> tuple[str, str]:
     return version, split
 
 
+def shares_world(a: str, b: str) -> bool:
+    """Whether two splits draw on the same world (``v0:test`` and ``v1:test`` do): tasks of one then name
+    the entities of the other, so one must not tune what the other evaluates."""
+    (va, sa), (vb, sb) = parse_ref(a), parse_ref(b)
+    spec_a, spec_b = BENCHMARKS[va], BENCHMARKS[vb]
+    return (spec_a.world_config, spec_a.splits[sa].world_seed) == (spec_b.world_config, spec_b.splits[sb].world_seed)
+
+
 def benchmark_world(ref: str) -> World:
     version, split = parse_ref(ref)
     spec = BENCHMARKS[version]
