@@ -8,12 +8,14 @@ platform records (``"records"``). In triples mode every candidate of the answer 
 about as often as the gold and positions are shuffled, so frequency, position and adjacency to a name
 say nothing about the answer (osint-eval's shortcut baselines measure it); every line is a world fact,
 so the context's facts still determine exactly the gold (`context_answers`).
-
-Layouts follow the benchmark version (`context_layout`): v0 renders each context entity's public page
-in ``records`` mode (pages list what they list: a person's page shows no acquaintances, and a page
-shows facts the context does not); v1 renders one record per entity that lists exactly the context's
-edges, so records show every gold edge and count, position and adjacency read as they do in triples.
 The answer is scored by `osint_gym.reward.score_episode`, like an env episode.
+
+Layouts follow the benchmark version (`context_layout`); both show the same edges. v0 writes the
+question's entities and the decoys' starts by name in triples, and renders each entity's public page in
+records (a person's page lists no acquaintances, and pages show facts the context does not). v1 writes
+every entity by id after a name line in triples, and in records one record per entity that lists exactly
+the context's edges: every gold edge is shown, and counts, positions and adjacency carry what they carry
+in triples.
 """
 
 from __future__ import annotations
@@ -208,7 +210,7 @@ def build_context(world: World, task: Task, *, mode: str = "triples", n_distract
     """The context for a task, shuffled by its own rng (deterministic per task and seed): the evidence,
     ``decoys`` decoy chains, ``n_distractors`` edges around the named entities, and count padding
     (see `_context_edges`), so that neither frequency nor position singles out the answer. ``layout``
-    (default: `context_layout` of the task) picks how ``records`` mode renders them."""
+    (default: `context_layout` of the task) picks how they are written."""
     if mode not in CONTEXT_MODES:
         raise ConfigError(f"context mode must be one of {CONTEXT_MODES}, got {mode!r}")
     layout = context_layout(task) if layout is None else layout
