@@ -81,6 +81,7 @@ def test_set_overrides_parse_toml_values_and_bare_strings():
         (["relabel.share=0"], r"relabel.share must be in \(0, 1\); got 0"),
         (["relabel.states='first'"], "relabel.states must be one of 'all', 'clean', 'divergence'; got 'first'"),
         (["eval.curve_tasks=200", "eval.curve_split='v0:test'"], "eval.curve_split must not be the held-out split"),
+        (["eval.curve_tasks=200", "eval.curve_split='v1:test'"], "held-out split .* or share its world"),
         (["eval.curve_split='v9:dev'"], "unknown benchmark 'v9:dev'"),
         (["warm_start.decay_fraction=1.5"], r"warm_start.decay_fraction must be in \[0, 1\]; got 1.5"),
         (["warm_start.max_length=8"], "warm_start.max_length must be a number >= 16"),

@@ -27,8 +27,7 @@ from collections import Counter
 
 from osint_eval.policies import _HANDLE, _ID, SHORTCUTS_BY_MODE, Policy, PolicyInput, _type_prefix
 from osint_gym.single_turn import Context, random_guess
-from osint_gym.tasks import Task
-from osint_gym.world import World
+from osint_gym.single_turn import adjacency_is_the_question as adjacency_is_the_question  # re-exported
 
 SINGLE_TURN_SHORTCUTS = SHORTCUTS_BY_MODE["single_turn"]
 MULTI_TURN_SHORTCUTS = SHORTCUTS_BY_MODE["multi_turn"]
@@ -133,18 +132,6 @@ class NaiveSearchPolicy(Policy):
             typed = [i for i in seen if prefix and i.startswith(prefix)] or seen
             out.append(json.dumps({"answer": typed[0] if typed else "none"}))
         return out
-
-
-def adjacency_is_the_question(world: World, task: Task) -> bool:
-    """A one-hop question whose start has, in the whole world, no neighbour of the answer type but the
-    gold (``Which person operates @x?``: an account has one owner): there the adjacent entity is what the
-    question asks for, and no context of true facts can hide it, so ``adjacent`` is measured without them."""
-    q = task.query
-    if q is None or q.start is None or len(q.hops) != 1:
-        return False
-    near = {n for e in world.incident_edges(q.start) for n in (e.head, e.tail)
-            if n != q.start and world.type_of(n) == task.answer_type}
-    return near == {task.answer}
 
 
 def make_shortcut(spec: str, seed: int = 0) -> Policy:

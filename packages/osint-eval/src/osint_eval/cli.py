@@ -20,7 +20,9 @@ POLICY_HELP = (
 
 
 def _common(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--tasks", default="v0:test", help="v0:dev | v0:test | tasks.jsonl | generator:<model> (default v0:test)")
+    p.add_argument("--tasks", default="v0:test",
+                   help="a split (v0:dev, v0:test, v1:dev, v1:test, v1:hard) | tasks.jsonl | generator:<model> "
+                        "(default v0:test)")
     p.add_argument("--world", help="benchmark split whose world a task file or generator source uses (default: inferred / v0:test)")
     p.add_argument("--out", required=True, help="report folder (report.json, report.md, report.html)")
     p.add_argument("--overwrite", action="store_true", help="replace a report already in --out (refused without it)")

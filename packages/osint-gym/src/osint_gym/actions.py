@@ -285,3 +285,13 @@ def short_action(calls: list[tuple[str, dict[str, Any]]]) -> str:
         fields = "".join(f" {k}={_item(v)}" for k, v in rest.items())
         out.append(name + "".join(_item(v) for v in values) + fields)
     return "\n".join(out)
+
+
+def action_text(action: Any) -> str:
+    """An action as the episode record keeps it: the text itself, else its JSON (or repr), cut to the limit."""
+    if isinstance(action, str):
+        return action[:MAX_ACTION_CHARS]
+    try:
+        return json.dumps(action, ensure_ascii=False)[:MAX_ACTION_CHARS]
+    except (TypeError, ValueError):
+        return repr(action)[:MAX_ACTION_CHARS]

@@ -1,18 +1,28 @@
-"""Fixed benchmark splits on disjoint worlds: ``benchmark_tasks("v0:test")``.
+"""Fixed benchmark splits on disjoint worlds: ``benchmark_tasks("v0:test")``, ``benchmark_tasks("v1:test")``.
 
 Each split has its own world (a different world seed), so no entity of a test task appears in
-training data. Split ``s`` of version ``v`` is a pure function of the spec below. This module is
+training data. Split ``s`` of version ``v`` is a pure function of the spec below.
+
+* v0 (``train``, ``dev``, ``test``): repeated question texts skipped; rewordings of one task (the same
+  answer and evidence) stay, and so do one-hop tasks whose answer is the start's only neighbour of its
+  type. Frozen: it produces the same tasks and contexts as when it was published.
+* v1 (``dev``, ``test``, ``hard``): one task per `task_signature` (rewordings skipped), no task whose
+  answer adjacency alone gives away (`osint_gym.single_turn.adjacency_is_the_question`), and v1
+  single-turn contexts (``provenance["benchmark"]`` selects them): records that show every gold edge.
+  ``v1:dev`` and ``v1:test`` draw on v0's dev and test worlds and task seeds (so they share most tasks
+  with them); ``v1:hard`` has hard tasks only, on a world of its own. This module is
 ``osint_gym.benchmark``; its entry points are also exported as ``osint_gym.benchmark_tasks`` and
 ``osint_gym.benchmark_world`` (there is no function named ``benchmark``, which would shadow the module).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any
 
 from osint_gym.errors import ConfigError
+from osint_gym.single_turn import adjacency_is_the_question
 from osint_gym.tasks import DIFFICULTIES, Task, TaskSampler, list_families
 from osint_gym.world import World, WorldConfig
 from osint_gym.world.cache import cached_world
@@ -23,12 +33,16 @@ class SplitSpec:
     world_seed: int
     task_seed: int
     size: int
+    difficulty: str | None = None  # only tasks of this difficulty (v1:hard)
 
 
 @dataclass(frozen=True)
 class BenchmarkSpec:
     world_config: WorldConfig
     splits: dict[str, SplitSpec]
+    by_signature: bool = False  # skip rewordings of a task already drawn, not only repeated question texts
+    shortcut_free: bool = False  # leave out tasks whose answer adjacency alone gives away
+    tagged: bool = False  # tasks carry provenance["benchmark"] (their split id), which selects their contexts
 
 
 BENCHMARKS: dict[str, BenchmarkSpec] = {
@@ -39,18 +53,41 @@ BENCHMARKS: dict[str, BenchmarkSpec] = {
             "dev": SplitSpec(world_seed=2002, task_seed=22, size=1000),
             "test": SplitSpec(world_seed=3003, task_seed=33, size=1000),
         },
-    )
+    ),
+    "v1": BenchmarkSpec(
+        world_config=WorldConfig(),
+        splits={
+            "dev": SplitSpec(world_seed=2002, task_seed=22, size=1000),
+            "test": SplitSpec(world_seed=3003, task_seed=33, size=1000),
+            "hard": SplitSpec(world_seed=4004, task_seed=44, size=500, difficulty="hard"),
+        },
+        by_signature=True, shortcut_free=True, tagged=True,
+    ),
 }
+
+
+def split_ids() -> list[str]:
+    """Every split id, ``"v0:train"`` first."""
+    return [f"{v}:{s}" for v, b in BENCHMARKS.items() for s in b.splits]
 
 
 def parse_ref(ref: str) -> tuple[str, str]:
     """``"v0:test"`` -> ("v0", "test"), with a clear error for anything else."""
     version, _, split = ref.partition(":") if isinstance(ref, str) else ("", "", "")
     if version not in BENCHMARKS:
-        raise ConfigError(f"unknown benchmark {ref!r}; known: {', '.join(f'{v}:{s}' for v, b in BENCHMARKS.items() for s in b.splits)}")
+        raise ConfigError(f"unknown benchmark {ref!r}; known: {', '.join(split_ids())}")
     if split not in BENCHMARKS[version].splits:
-        raise ConfigError(f"unknown split {split!r} of benchmark {version!r}; known: {', '.join(BENCHMARKS[version].splits)}")
+        known = ", ".join(BENCHMARKS[version].splits)
+        raise ConfigError(f"unknown split {split!r} of benchmark {version!r}; known: {known}")
     return version, split
+
+
+def shares_world(a: str, b: str) -> bool:
+    """Whether two splits draw on the same world (``v0:test`` and ``v1:test`` do): tasks of one then name
+    the entities of the other, so one must not tune what the other evaluates."""
+    (va, sa), (vb, sb) = parse_ref(a), parse_ref(b)
+    spec_a, spec_b = BENCHMARKS[va], BENCHMARKS[vb]
+    return (spec_a.world_config, spec_a.splits[sa].world_seed) == (spec_b.world_config, spec_b.splits[sb].world_seed)
 
 
 def benchmark_world(ref: str) -> World:
@@ -63,8 +100,13 @@ def benchmark_world(ref: str) -> World:
 def _split_tasks(version: str, split: str) -> tuple[Task, ...]:
     spec = BENCHMARKS[version]
     sp = spec.splits[split]
-    sampler = TaskSampler(cached_world(spec.world_config, sp.world_seed), sp.task_seed)
-    return tuple(sampler.generate(sp.size))
+    world = cached_world(spec.world_config, sp.world_seed)
+    sampler = TaskSampler(world, sp.task_seed)
+    keep = (lambda t: not adjacency_is_the_question(world, t)) if spec.shortcut_free else None
+    tasks = sampler.generate(sp.size, difficulty=sp.difficulty, by_signature=spec.by_signature, keep=keep)
+    if spec.tagged:  # provenance is no part of a stamp's digest: the stamps stay valid
+        tasks = [replace(t, provenance={**t.provenance, "benchmark": f"{version}:{split}"}) for t in tasks]
+    return tuple(tasks)
 
 
 def _check_filters(family: str | None, difficulty: str | None, limit: int | None) -> None:
@@ -77,7 +119,8 @@ def _check_filters(family: str | None, difficulty: str | None, limit: int | None
         raise ConfigError(f"limit must be an integer >= 0 or None, got {limit!r}")
 
 
-def benchmark_tasks(ref: str, *, family: str | None = None, difficulty: str | None = None, limit: int | None = None) -> list[Task]:
+def benchmark_tasks(ref: str, *, family: str | None = None, difficulty: str | None = None,
+                    limit: int | None = None) -> list[Task]:
     """Tasks of a split (``"v0:dev"``), optionally filtered by family and difficulty.
 
     An unknown family or difficulty raises `ConfigError`, and so do valid filters that no task of
@@ -99,9 +142,15 @@ def to_records(tasks: list[Task]) -> list[dict[str, Any]]:
 
 
 def to_hf_dataset(tasks: list[Task] | str) -> Any:
-    """A ``datasets.Dataset`` of tasks, or of a whole benchmark split given its id (``"v0:test"``)."""
+    """A ``datasets.Dataset`` of tasks, or of a whole benchmark split given its id (``"v0:test"``); a split's
+    dataset carries its benchmark card (`osint_gym.card.card_markdown`) as ``info.description``."""
     try:
         import datasets
     except ImportError as exc:  # pragma: no cover - depends on the optional extra
         raise ImportError("to_hf_dataset needs the optional dependency: pip install 'osint-gym[datasets]'") from exc
-    return datasets.Dataset.from_list(to_records(benchmark_tasks(tasks) if isinstance(tasks, str) else tasks))
+    if not isinstance(tasks, str):
+        return datasets.Dataset.from_list(to_records(tasks))
+    from osint_gym.card import card_markdown
+
+    info = datasets.DatasetInfo(description=card_markdown(tasks))
+    return datasets.Dataset.from_list(to_records(benchmark_tasks(tasks)), info=info)

@@ -64,56 +64,40 @@ they carry a verification stamp that covers this world and these budgets (sample
 tasks do), so building an env on stamped tasks verifies nothing. ``benchmark`` fixes the world and the tasks: combining it with
 ``seed``, ``world_config``, ``world``, ``tasks`` or ``task_seed`` is an error.
 ``reset(seed=..., options={"task": Task|dict, "task_index": int, "family": str, "difficulty": str})``.
+Without ``tasks``, a reset serves the next task of a `TaskStream`: sampler indices from a start that a
+seeded reset draws, verified in batches ahead of serving, so a seed serves the same tasks in any process.
 
 ## Version History
 * v0: initial release. Later, without changing task semantics: the episode record, verification
   stamps, JSON-preserving observation cuts, the compact observation format and the short action syntax.
+  Sampled mode then serves pre-verified streams: a seed's first task is unchanged, later unseeded resets
+  take the next sampler index instead of a fresh random one. Benchmark splits: v0 and v1 (`osint_gym.benchmark`).
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from typing import Any
 
 import gymnasium as gym
 
-from osint_gym.actions import MAX_ACTION_CHARS, Call, parse_action
+from osint_gym.actions import MAX_ACTION_CHARS, Call, action_text, parse_action
 from osint_gym.compact import fit_compact, reset_text
 from osint_gym.episode import EpisodeRecord, Turn
 from osint_gym.errors import ConfigError, TaskError
 from osint_gym.reward import RewardBreakdown, RewardConfig, score_episode, step_penalty
 from osint_gym.schema import RELATIONS, Edge, canonical_edge
 from osint_gym.spaces import text_space
-from osint_gym.tasks import DIFFICULTIES, Task, TaskSampler
+from osint_gym.tasks import DIFFICULTIES, Task, TaskSampler, TaskStream
 from osint_gym.tasks.task import DEFAULT_BUDGETS, Budgets
 from osint_gym.tasks.verify import verified
 from osint_gym.text import fit_json, fit_text
-from osint_gym.tools import Notes, ToolError, ToolSpec, tool_schemas, tools_for
+from osint_gym.tools import Notes, ToolError, world_shell
 from osint_gym.world import World, WorldConfig
 from osint_gym.world.cache import cached_world
 from osint_gym.world.config import check_seed
 
 _OPTIONS = ("task", "task_index", "family", "difficulty")
-
-
-def _world_shell(world: World) -> tuple[dict[str, ToolSpec], list[dict[str, Any]], str]:
-    """(tools, schemas, the tool help line): derived once per world, shared by every env on it."""
-    shell = world.cache.get("env_shell")
-    if shell is None:
-        tools, schemas = tools_for(world), tool_schemas(world)
-        help_line = ", ".join(f"{s['function']['name']}({', '.join(s['function']['parameters']['properties'])})" for s in schemas)
-        shell = world.cache["env_shell"] = (tools, schemas, help_line)
-    return shell
-
-
-def _action_text(action: Any) -> str:
-    if isinstance(action, str):
-        return action[:MAX_ACTION_CHARS]
-    try:
-        return json.dumps(action, ensure_ascii=False)[:MAX_ACTION_CHARS]
-    except (TypeError, ValueError):
-        return repr(action)[:MAX_ACTION_CHARS]
 
 
 class OSINTEnv(gym.Env[str, str]):
@@ -157,9 +141,11 @@ class OSINTEnv(gym.Env[str, str]):
             cfg = WorldConfig.from_dict(world_config) if isinstance(world_config, dict) else world_config
             world = cached_world(cfg or WorldConfig(), seed or 0)
         self.world = world
-        self.tools, self.schemas, self._tool_help = _world_shell(world)
+        self.tools, self.schemas, self._tool_help = world_shell(world)
         self.tasks: list[Task] | None = None
         self.sampler: TaskSampler | None = None
+        self._streams: dict[tuple[str | None, str | None], TaskStream] = {}
+        self._stream_start: int | None = None
         if tasks is not None:
             kept = [t for t in tasks if (family is None or t.family == family) and (difficulty is None or t.difficulty == difficulty)]
             if not kept:
@@ -209,8 +195,14 @@ class OSINTEnv(gym.Env[str, str]):
             return pool[index if index is not None else int(self.np_random.integers(len(pool)))]
         if self.sampler is None:
             raise ConfigError("this env has neither tasks nor a sampler")
-        i = index if index is not None else int(self.np_random.integers(2**31 - 1))
-        return self.sampler.sample(i, family=options.get("family"), difficulty=options.get("difficulty"))
+        family, difficulty = options.get("family"), options.get("difficulty")
+        if index is not None:
+            return self.sampler.sample(index, family=family, difficulty=difficulty)
+        if (family, difficulty) not in self._streams:
+            assert self._stream_start is not None  # reset() draws it before picking
+            self._streams[family, difficulty] = TaskStream(self.sampler, self._stream_start, family=family,
+                                                           difficulty=difficulty)
+        return self._streams[family, difficulty].next()
 
     def _info(self, **extra: Any) -> dict[str, Any]:
         info = {
@@ -223,6 +215,10 @@ class OSINTEnv(gym.Env[str, str]):
     # ------------------------------------------------------------------ gym API
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
         super().reset(seed=seed)
+        if self.sampler is not None and (seed is not None or self._stream_start is None):
+            # the index a seeded reset used to sample at is where its stream of pre-verified tasks starts
+            self._stream_start = int(self.np_random.integers(2**31 - 1))
+            self._streams.clear()
         self.task = self._pick_task(dict(options or {}))
         self._notes = Notes()
         self._graph: dict[Edge, None] = {}
@@ -278,7 +274,7 @@ class OSINTEnv(gym.Env[str, str]):
         if terminated:
             obs["answer_submitted"] = True
         text = self._fit(obs)
-        self._turns.append(Turn(_action_text(action), text, float(reward), error))
+        self._turns.append(Turn(action_text(action), text, float(reward), error))
         return text, float(reward), terminated, truncated, self._info(**extra)
 
     def _fit(self, obs: dict[str, Any]) -> str:

@@ -9,6 +9,13 @@ about as often as the gold and positions are shuffled, so frequency, position an
 say nothing about the answer (osint-eval's shortcut baselines measure it); every line is a world fact,
 so the context's facts still determine exactly the gold (`context_answers`).
 The answer is scored by `osint_gym.reward.score_episode`, like an env episode.
+
+Layouts follow the benchmark version (`context_layout`); both show the same edges. v0 writes the
+question's entities and the decoys' starts by name in triples, and renders each entity's public page in
+records (a person's page lists no acquaintances, and pages show facts the context does not). v1 writes
+every entity by id after a name line in triples, and in records one record per entity that lists exactly
+the context's edges: every gold edge is shown, and counts, positions and adjacency carry what they carry
+in triples.
 """
 
 from __future__ import annotations
@@ -27,10 +34,11 @@ from osint_gym.reward import RewardBreakdown, RewardConfig, labelled_answer, sco
 from osint_gym.schema import ID_PREFIX, Direction, Edge, EntityType, canonical_edge, is_symmetric
 from osint_gym.tasks.query import ATTRIBUTE_FILTERS, Filter, Query
 from osint_gym.tasks.task import Task
-from osint_gym.views import page, record_edges
+from osint_gym.views import INVERSE, page, record_edges, ref
 from osint_gym.world.graph import World
 
 CONTEXT_MODES = ("triples", "records")
+CONTEXT_LAYOUTS = ("v0", "v1")
 SYSTEM_PROMPT = "Answer the question with one entity id from the context."
 
 
@@ -190,31 +198,79 @@ def _padding(world: World, task: Task, edges: list[Edge], named: set[str], rng: 
     return out
 
 
+def context_layout(task: Task) -> str:
+    """The context layout a task gets by default: its benchmark version's (``"v1"`` for a v1 split's
+    tasks, which carry ``provenance["benchmark"]``), else ``"v0"``."""
+    version = str(task.provenance.get("benchmark", "v0:")).partition(":")[0]
+    return version if version in CONTEXT_LAYOUTS else "v0"
+
+
 def build_context(world: World, task: Task, *, mode: str = "triples", n_distractors: int = 6, decoys: int = 3,
-                  seed: int = 0) -> Context:
+                  seed: int = 0, layout: str | None = None) -> Context:
     """The context for a task, shuffled by its own rng (deterministic per task and seed): the evidence,
     ``decoys`` decoy chains, ``n_distractors`` edges around the named entities, and count padding
-    (see `_context_edges`), so that neither frequency nor position singles out the answer."""
+    (see `_context_edges`), so that neither frequency nor position singles out the answer. ``layout``
+    (default: `context_layout` of the task) picks how they are written."""
     if mode not in CONTEXT_MODES:
         raise ConfigError(f"context mode must be one of {CONTEXT_MODES}, got {mode!r}")
+    layout = context_layout(task) if layout is None else layout
+    if layout not in CONTEXT_LAYOUTS:
+        raise ConfigError(f"context layout must be one of {CONTEXT_LAYOUTS}, got {layout!r}")
     if isinstance(decoys, bool) or not isinstance(decoys, int) or decoys < 0:
         raise ConfigError(f"decoys must be an integer >= 0, got {decoys!r}")
     rng = random.Random(f"{seed}:{task.task_id}:{task.question}")
     edges, decoy_starts = _context_edges(world, task, rng, n_distractors, decoys)
     rng.shuffle(edges)
-    entities = list(dict.fromkeys(n for e in edges for n in (e.head, e.tail)))
     if mode == "triples":
-        # Entities the question names are written as the question writes them, and so are the decoys'
-        # starts (a name is then no marker of the start); every other entity (the answer among them) by
-        # its id. The answer is never named (verified).
-        names = (task.query.named_entities() if task.query else []) + decoy_starts
-        named = {n: world.surface(n) for n in names if n in world}
-        lines = [f"{named.get(e.head, e.head)} {e.relation} {named.get(e.tail, e.tail)}" for e in edges]
-        return Context("\n".join(lines), tuple(edges), tuple(n for n in entities if n not in named), tuple(lines))
+        return _id_triples(world, edges) if layout == "v1" else _triples(world, task, edges, decoy_starts)
+    if layout == "v1":
+        return _fact_records(world, edges)
+    entities = list(dict.fromkeys(n for e in edges for n in (e.head, e.tail)))
     records = [page(world, n) for n in entities]
     shown = tuple(dict.fromkeys(canonical_edge(e) for r in records for e in record_edges(r)))
     text = "\n".join(json.dumps(r, ensure_ascii=False, separators=(",", ":")) for r in records)
     return Context(text, shown, tuple(entities))
+
+
+def _triples(world: World, task: Task, edges: list[Edge], decoy_starts: list[str]) -> Context:
+    """One line per edge. Entities the question names are written as the question writes them, and so
+    are the decoys' starts (a name is then no marker of the start); every other entity (the answer among
+    them) by its id. The answer is never named (verified)."""
+    entities = list(dict.fromkeys(n for e in edges for n in (e.head, e.tail)))
+    names = (task.query.named_entities() if task.query else []) + decoy_starts
+    named = {n: world.surface(n) for n in names if n in world}
+    lines = [f"{named.get(e.head, e.head)} {e.relation} {named.get(e.tail, e.tail)}" for e in edges]
+    return Context("\n".join(lines), tuple(edges), tuple(n for n in entities if n not in named), tuple(lines))
+
+
+def _id_triples(world: World, edges: list[Edge]) -> Context:
+    """v1 triples: every entity by its id, after one ``<id> is <name>`` line for each entity that has a
+    name (v0 writes only the question's entities and the decoys' starts by name, so an entity's count of
+    neighbours written by name singled out the gold where the question names several)."""
+    entities = list(dict.fromkeys(n for e in edges for n in (e.head, e.tail)))
+    names = [f"{n} is {world.surface(n)}" for n in entities if world.surface(n) != n]
+    lines = [f"{e.head} {e.relation} {e.tail}" for e in edges]
+    return Context("\n".join(names + lines), tuple(edges), tuple(entities), tuple(lines))
+
+
+def _fact_records(world: World, edges: list[Edge]) -> Context:
+    """v1 records: one record per entity the edges touch, in order of first appearance, listing exactly
+    those edges (an edge under both of its ends: ``works_at`` on the person, ``works_at (inverse)`` on the
+    organisation). Every edge is shown, the gold's included, and an id is written once in its own record
+    and once per edge, so counts, positions and adjacency say what they say in triples mode."""
+    entities = list(dict.fromkeys(n for e in edges for n in (e.head, e.tail)))
+    facts: dict[str, dict[str, list[str]]] = {n: {} for n in entities}
+    incident: dict[str, list[Edge]] = {n: [] for n in entities}
+    for e in edges:
+        facts[e.head].setdefault(e.relation, []).append(e.tail)
+        facts[e.tail].setdefault(e.relation if is_symmetric(e.relation) else e.relation + INVERSE, []).append(e.head)
+        incident[e.head].append(e)
+        incident[e.tail].append(e)
+    records = [{"id": n, "type": world.type_of(n), **{k: v for k, v in ref(world, n).items() if k != "id"},
+                "facts": facts[n]} for n in entities]
+    text = "\n".join(json.dumps(r, ensure_ascii=False, separators=(",", ":")) for r in records)
+    in_reading_order = dict.fromkeys(e for n in entities for e in incident[n])
+    return Context(text, tuple(in_reading_order), tuple(entities))
 
 
 def answer_prompt(task: Task, context: Context) -> str:
@@ -316,3 +372,16 @@ def random_guess(task: Task, context: Context, rng: random.Random) -> str:
     prefix = ID_PREFIX[EntityType(task.answer_type)] if task.answer_type in types else None
     pool = [e for e in context.entities if prefix and e.startswith(prefix)] or list(context.entities)
     return rng.choice(pool) if pool else ""
+
+
+def adjacency_is_the_question(world: World, task: Task) -> bool:
+    """A one-hop question whose start has, in the whole world, no neighbour of the answer type but the
+    gold (``Which person operates @x?``: an account has one owner): there the adjacent entity is what the
+    question asks for, and no context of true facts can hide it. v0 splits keep such tasks (``adjacent``
+    is measured without them); v1 splits leave them out."""
+    q = task.query
+    if q is None or q.start is None or len(q.hops) != 1:
+        return False
+    near = {n for e in world.incident_edges(q.start) for n in (e.head, e.tail)
+            if n != q.start and world.type_of(n) == task.answer_type}
+    return near == {task.answer}

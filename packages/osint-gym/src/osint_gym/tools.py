@@ -333,3 +333,14 @@ def tools_for(world: World) -> dict[str, ToolSpec]:
 def tool_schemas(world: World) -> list[dict[str, Any]]:
     """OpenAI-style schemas of every action available in this world (tools + add_edge + answer)."""
     return [spec.schema() for spec in tools_for(world).values()] + CONTROL_SCHEMAS
+
+
+def world_shell(world: World) -> tuple[dict[str, ToolSpec], list[dict[str, Any]], str]:
+    """(tools, schemas, the tool help line): derived once per world, shared by every env on it."""
+    shell = world.cache.get("env_shell")
+    if shell is None:
+        tools, schemas = tools_for(world), tool_schemas(world)
+        help_line = ", ".join(f"{s['function']['name']}({', '.join(s['function']['parameters']['properties'])})"
+                              for s in schemas)
+        shell = world.cache["env_shell"] = (tools, schemas, help_line)
+    return shell

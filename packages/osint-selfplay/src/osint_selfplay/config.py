@@ -344,15 +344,15 @@ class RunConfig:
         _positive("vllm_server_timeout", self.vllm_server_timeout)
         _positive("rounds", self.rounds)
         _positive("torch_threads", self.torch_threads, 0)
-        from osint_gym.benchmark import parse_ref
+        from osint_gym.benchmark import parse_ref, shares_world
 
         _positive("train_worlds", self.train_worlds)
         parse_ref(self.eval.tasks)
         parse_ref(self.eval.curve_split)
-        if self.eval.curve_tasks and self.eval.curve_split == self.eval.tasks:
+        if self.eval.curve_tasks and shares_world(self.eval.curve_split, self.eval.tasks):
             raise ConfigError(
-                f"eval.curve_split must not be the held-out split eval.tasks ({self.eval.tasks!r}): the curve is "
-                "measured during training; use v0:dev"
+                f"eval.curve_split must not be the held-out split eval.tasks ({self.eval.tasks!r}) "
+                "or share its world: the curve is measured during training; use v0:dev"
             )
         if self.eval.curve_tasks and self.answerer.mode != "multi_turn":
             raise ConfigError(

@@ -8,7 +8,7 @@ from osint_gym.world.cache import cached_world
 from osint_selfplay.streams import WORLDS, stream_seed
 
 # Training world seeds are drawn from the run's `train_worlds` stream above this base; the
-# benchmark worlds use seeds 1001, 2002, 3003, below it, so a training world is never one of them.
+# benchmark worlds use seeds 1001, 2002, 3003, 4004, below it, so a training world is never one of them.
 TRAIN_SEED_BASE = 100_000
 
 

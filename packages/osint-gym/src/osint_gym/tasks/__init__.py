@@ -4,7 +4,7 @@ from osint_gym.tasks.duplicates import DuplicateFilter, task_signature
 from osint_gym.tasks.families import create_family, list_families, register_family
 from osint_gym.tasks.oracle import OracleResult, oracle_plan, run_oracle
 from osint_gym.tasks.query import Filter, Hop, Query
-from osint_gym.tasks.sampler import TaskSampler
+from osint_gym.tasks.sampler import TaskSampler, TaskStream
 from osint_gym.tasks.task import (
     DEFAULT_BUDGETS,
     DIFFICULTIES,
@@ -30,7 +30,7 @@ from osint_gym.tasks.verify import (
 __all__ = [
     "DEFAULT_BUDGETS", "Budgets", "Stamp", "verified", "world_fingerprint",
     "DEFAULT_MAX_PARALLEL_CALLS", "DEFAULT_MAX_STEPS", "DIFFICULTIES", "DuplicateFilter", "FailureReason", "Filter", "Hop",
-    "OracleResult", "Query", "Task", "TaskSampler", "Verdict", "create_family", "difficulty_for_hops",
+    "OracleResult", "Query", "Task", "TaskSampler", "TaskStream", "Verdict", "create_family", "difficulty_for_hops",
     "list_families", "load_jsonl", "mentions", "names_entity", "oracle_plan", "register_family",
     "run_oracle", "save_jsonl", "task_signature", "verify_task",
 ]

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import random
-from collections import Counter
-from collections.abc import Iterable
+from collections import Counter, deque
+from collections.abc import Callable, Iterable
 
 from osint_gym.errors import ConfigError, TaskError
 from osint_gym.tasks.duplicates import DuplicateFilter
@@ -89,14 +89,17 @@ class TaskSampler:
         )
 
     def generate(
-        self, n: int, *, family: str | None = None, difficulty: str | None = None, start: int = 0, unique: bool = True
+        self, n: int, *, family: str | None = None, difficulty: str | None = None, start: int = 0, unique: bool = True,
+        by_signature: bool = False, keep: Callable[[Task], bool] | None = None,
     ) -> list[Task]:
         """``n`` verified tasks from consecutive indices; with ``unique``, repeated questions are skipped.
 
-        Only the question text counts here (``DuplicateFilter(by_signature=False)``): the v0 benchmark
-        splits were drawn with this rule and stay byte-identical; rewordings of one task are kept."""
+        By default only the question text counts (``DuplicateFilter(by_signature=False)``): the v0 benchmark
+        splits were drawn with this rule and stay byte-identical; rewordings of one task are kept.
+        ``by_signature`` also skips rewordings (the same `task_signature`: the v1 splits). Tasks ``keep``
+        rejects are skipped and counted as ``filtered``."""
         tasks: list[Task] = []
-        seen = DuplicateFilter(by_signature=False)
+        seen = DuplicateFilter(by_signature=by_signature)
         index = start
         while len(tasks) < n:
             task = self.sample(index, family=family, difficulty=difficulty)
@@ -104,5 +107,45 @@ class TaskSampler:
             if unique and not seen.admit(task):
                 self.rejections["duplicate"] += 1
                 continue
+            if keep is not None and not keep(task):
+                self.rejections["filtered"] += 1
+                continue
             tasks.append(task)
         return tasks
+
+
+class TaskStream:
+    """Verified tasks in sampler order from ``start`` (``sampler.sample(start)``, then ``start + 1``, ...),
+    generated, and so verified, in batches ahead of serving: the env's default mode serves a stamped task
+    per reset instead of verifying one.
+
+    A batch doubles from 1 after each ``restart`` up to ``max_batch``: a stream restarted at every reset
+    (``reset(seed=i)`` for each i) generates one task per reset, as a plain sampler would, and a stream that
+    runs on pays verification once per ``max_batch`` resets. What is served is a pure function of
+    (sampler, filters, start): batching decides when tasks are verified, never which.
+    """
+
+    def __init__(self, sampler: TaskSampler, start: int = 0, *, family: str | None = None,
+                 difficulty: str | None = None, max_batch: int = 64) -> None:
+        if isinstance(max_batch, bool) or not isinstance(max_batch, int) or max_batch < 1:
+            raise ConfigError(f"max_batch must be an integer >= 1, got {max_batch!r}")
+        self.sampler, self.family, self.difficulty, self.max_batch = sampler, family, difficulty, max_batch
+        self._ready: deque[Task] = deque()
+        self.restart(start)
+
+    def restart(self, start: int) -> None:
+        """Serve from sampler index ``start`` on; tasks generated for the old position are dropped."""
+        self._next, self._batch = start, 1
+        self._ready.clear()
+
+    def __len__(self) -> int:
+        """Tasks generated and not yet served."""
+        return len(self._ready)
+
+    def next(self) -> Task:
+        if not self._ready:
+            self._ready.extend(self.sampler.sample(self._next + i, family=self.family, difficulty=self.difficulty)
+                               for i in range(self._batch))
+            self._next += self._batch
+            self._batch = min(2 * self._batch, self.max_batch)
+        return self._ready.popleft()
