@@ -14,6 +14,15 @@ from typing import Any
 
 from osint_gym.actions import parse_action
 
+# a model's bad turns as OpenAI assistant messages, and what the env's one-line error says of each (and of text
+# that is no action)
+MISSING_TOOL = {"role": "assistant", "content": None, "tool_calls": [
+    {"id": "c0", "type": "function", "function": {"name": "get_weather", "arguments": "{\"city\": \"x\"}"}}]}
+MALFORMED = {"role": "assistant", "content": None, "tool_calls": [
+    {"id": "c1", "type": "function", "function": {"name": "get_profile", "arguments": "{not json"}}]}
+GARBAGE = "this is not an action"
+ONE_LINE_ERRORS = ["unknown tool 'get_weather'", "arguments of 'get_profile' are not valid JSON", "no action found"]
+
 # (messages so far) -> the next action as the env's JSON/text action string, or a ready assistant message
 Script = Callable[[list[dict[str, Any]]], "str | dict[str, Any]"]
 

@@ -15,6 +15,9 @@ import pytest
 from osint_gym.actions import parse_action
 from osint_gym.benchmark import benchmark_tasks, benchmark_world
 from osint_gym.env import OSINTEnv
+from tests.adapters.attacks import ATTACKS, attack_policy
+from tests.adapters.scripted_openai import GARBAGE, MALFORMED, MISSING_TOOL, ONE_LINE_ERRORS, scripted_server
+from tests.gym.test_exploits import _episode
 from tests.gym.test_leakage import _outside_results, _random_action, _secrets
 
 pytestmark = pytest.mark.adapters
@@ -36,7 +39,8 @@ def _env_action(turn):
 
 
 def scripted_model(script):
-    """mockllm whose outputs replay ``script[question]``: per turn a list of tool calls, or a text."""
+    """mockllm whose outputs replay ``script[question]``: per turn a list of tool calls, a text, or a
+    function called at that turn that returns one of them (or raises: a crashing sample)."""
     from inspect_ai.model import ModelOutput, ModelUsage, get_model
     from inspect_ai.tool import ToolCall
 
@@ -44,6 +48,8 @@ def scripted_model(script):
         question = next(m.text for m in messages if m.role == "user")
         turns = script[question]
         turn = turns[min(sum(m.role == "assistant" for m in messages), len(turns) - 1)]
+        if callable(turn):
+            turn = turn()  # a turn computed (or a crash raised) when the model is called
         if isinstance(turn, str):
             out = ModelOutput.from_content("mockllm/model", turn)
         else:
@@ -57,13 +63,16 @@ def scripted_model(script):
     return get_model("mockllm/model", custom_outputs=outputs)
 
 
-def run_inspect(script, log_dir, **task_args):
+def run_inspect(script, log_dir, model=None, **task_args):
     from inspect_ai import eval as inspect_eval
 
     from osint_gym.inspect_task import osint_v0
+    from osint_gym.inspect_tools import SESSIONS
 
-    (log,) = inspect_eval(osint_v0(**task_args), model=scripted_model(script), log_dir=str(log_dir), display="none")
+    model = model or scripted_model(script)
+    (log,) = inspect_eval(osint_v0(**task_args), model=model, log_dir=str(log_dir), display="none")
     assert log.status == "success", log.error
+    assert not SESSIONS  # every sample's env was dropped
     return log
 
 
@@ -131,6 +140,75 @@ def test_scripted_wrong_answer_scores_what_the_env_scores(oracle_run, tmp_path):
         assert s.metadata["episode"]["answer"] == WRONG
 
 
+@pytest.mark.parametrize("attack", ATTACKS)
+def test_exploit_policies_score_no_more_through_inspect_than_in_process(attack, tmp_path):
+    """tests/gym/test_exploits.py's attacks as mockllm outputs: each episode's reward through Inspect is the
+    reward the env gives the same raw actions in process, and no attack is scored a success."""
+    tasks = benchmark_tasks("v0:test", limit=10)
+    world, act = benchmark_world("v0:test"), attack_policy(attack)
+    script, in_process_reward = {}, {}
+    for task in tasks:
+        core = OSINTEnv(world=world, tasks=[task], max_steps=12)
+        core.reset(seed=0)
+        script[task.question] = [_calls(a) or a for a in (act(core, None, turn) for turn in range(12))]
+        in_process_reward[task.task_id] = _episode(OSINTEnv(world=world, tasks=[task], max_steps=12), act, 0)
+    log = run_inspect(script, tmp_path, limit=10, max_turns=12)
+    scores = scores_by_id(log)
+    assert len(scores) == 10
+    for task in tasks:
+        s = scores[task.task_id]
+        assert s.metadata["reward"] == in_process_reward[task.task_id], (attack, task.task_id)
+        assert s.value == 0.0 and not s.metadata["correct"], (attack, task.task_id)
+
+
+# ---------------------------------------------------------------------------- crashing samples
+class ModelCrash(RuntimeError):
+    pass
+
+
+@pytest.fixture(scope="module")
+def crashed_logs(tmp_path_factory):
+    """Two evals of 4 samples in which the model crashes on the second turn of 2 of them: one going on past
+    a sample's error (``fail_on_error=False``), one stopped by it. Records how many episodes were live at
+    each crash."""
+    from inspect_ai import eval as inspect_eval
+
+    from osint_gym.inspect_task import osint_v0
+    from osint_gym.inspect_tools import SESSIONS
+
+    tasks = benchmark_tasks("v0:test", limit=4)
+    live_at_crash = []
+
+    def crash():
+        live_at_crash.append(len(SESSIONS))
+        raise ModelCrash("the model server went away")
+
+    probe = [("get_profile", {"handle_or_id": "person_0"})]
+    script = {t.question: [probe, crash if i < 2 else [("answer", {"entity_id": WRONG})]] for i, t in enumerate(tasks)}
+    logs = {}
+    for fail_on_error in (False, True):
+        (logs[fail_on_error],) = inspect_eval(osint_v0(limit=4), model=scripted_model(script), display="none",
+                                              log_dir=str(tmp_path_factory.mktemp("crash")), fail_on_error=fail_on_error)
+        logs[f"sessions_after_{fail_on_error}"] = dict(SESSIONS)
+    return tasks, logs, live_at_crash
+
+
+def test_a_crashing_sample_leaves_no_episode_behind(crashed_logs):
+    tasks, logs, live_at_crash = crashed_logs
+    assert live_at_crash and min(live_at_crash) >= 1  # the crashed sample's env was live when the model crashed
+    assert logs["sessions_after_False"] == {} and logs["sessions_after_True"] == {}
+    going_on = logs[False]
+    assert going_on.status == "success"
+    by_id = {s.id: s for s in going_on.samples}
+    for i, task in enumerate(tasks):
+        sample = by_id[task.task_id]
+        if i < 2:
+            assert "the model server went away" in sample.error.message and not sample.scores
+        else:
+            assert sample.scores["osint_scorer"].metadata["episode"]["answer"] == WRONG
+    assert logs[True].status == "error" and "the model server went away" in logs[True].error.message
+
+
 # ---------------------------------------------------------------------------- (b) a real local server
 def test_inspect_eval_cli_against_a_served_tiny_model(served_tiny, tmp_path):
     """``inspect eval osint_gym/osint_v0`` (found through the entry point) against transformers serve: the
@@ -195,6 +273,15 @@ def test_bad_task_options_give_one_line_errors(args, needle):
     assert needle in str(exc.value) and "\n" not in str(exc.value)
 
 
+def test_inspect_eval_cli_refuses_an_unknown_split_in_one_line(tmp_path):
+    exe = Path(sys.executable).with_name("inspect")
+    cmd = [str(exe), "eval", "osint_gym/osint_v0", "--model", "mockllm/model", "-T", "split=v0:nope",
+           "--log-dir", str(tmp_path / "logs"), "--display", "plain"]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    shown = [line for line in (done.stdout + done.stderr).splitlines() if line.strip()]
+    assert done.returncode == 1 and shown == ["unknown split 'nope' of benchmark 'v0'; known: train, dev, test"], shown
+
+
 def test_missing_tool_malformed_args_and_garbage_get_the_envs_errors(tmp_path):
     task = benchmark_tasks("v0:test", limit=1)[0]
     turns = [[("no_such_tool", {"q": "x"})], [("get_profile", {"handle_or_id": 5})], [("get_profile", {})],
@@ -208,6 +295,36 @@ def test_missing_tool_malformed_args_and_garbage_get_the_envs_errors(tmp_path):
     seen = "\n".join(m.text for m in sample.messages if m.role in ("tool", "user"))
     for turn in expected.turns[:4]:  # every env error observation reached the model, once
         assert seen.count(turn.observation) == 1, turn.observation
+    needles = ["unknown tool 'no_such_tool'", "'handle_or_id' must be a string, got int",
+               "missing required argument 'handle_or_id'", "no action found"]
+    for turn, needle in zip(expected.turns, needles):  # each error is one line and names the problem
+        assert "\n" not in turn.observation and needle in turn.observation, turn.observation
+
+
+def test_garbage_from_an_openai_compatible_model_gets_the_envs_one_line_errors(tmp_path, monkeypatch):
+    """Through Inspect's own openai-api provider (a scripted server on loopback): a call of a missing tool,
+    arguments that are not JSON (Inspect cannot parse them) and text that is no action each get the env's
+    one-line error, the same observation the env gives those raw calls in process."""
+    from inspect_ai.model import get_model
+
+    task = benchmark_tasks("v0:test", limit=1)[0]
+    turns = [MISSING_TOOL, MALFORMED, GARBAGE, json.dumps({"answer": WRONG})]
+    with scripted_server(lambda messages: turns[min(sum(m["role"] == "assistant" for m in messages), 3)]) as (url, _):
+        monkeypatch.setenv("SCRIPTED_BASE_URL", url)
+        monkeypatch.setenv("SCRIPTED_API_KEY", "none")
+        log = run_inspect({}, tmp_path, model=get_model("openai-api/scripted/scripted"), limit=1)
+    (sample,) = log.samples
+    env = OSINTEnv(world=benchmark_world("v0:test"), tasks=[task], describe_tools=False)
+    env.reset(seed=0, options={"task_index": 0})
+    expected = [env.step(json.dumps({"tool_calls": [t["tool_calls"][0]["function"]]}))[0] for t in turns[:2]]
+    expected.append(env.step(GARBAGE)[0])
+    episode = sample.scores["osint_scorer"].metadata["episode"]
+    assert [t["observation"] for t in episode["turns"][:3]] == expected
+    seen = "\n".join(m.text for m in sample.messages if m.role in ("tool", "user"))
+    for observation, needle in zip(expected, ONE_LINE_ERRORS, strict=True):
+        assert "\n" not in observation and needle in json.loads(observation)["error"], observation
+        assert seen.count(observation) == 1, observation  # the model saw it, once
+    assert episode["answer"] == WRONG and episode["end"] == "answered"
 
 
 # ---------------------------------------------------------------------------- (e) the log in osint-eval
@@ -259,24 +376,49 @@ def test_log_reads_back_as_osint_evals_own_oracle_run(oracle_run, tmp_path, caps
     assert json.loads(board.read_text().splitlines()[-1])["model"] == "inspect:mockllm/model"
 
 
-def test_malformed_logs_get_one_line_errors(oracle_run, tmp_path, capsys):
+def _doctored(log, path, edit):
+    """The first 4 samples of ``log``, ``edit`` applied to the first one's score metadata, written to ``path``."""
+    from inspect_ai.log import read_eval_log, write_eval_log
+
+    copy = read_eval_log(log.location)
+    copy.samples = copy.samples[:4]
+    edit(copy.samples[0].scores["osint_scorer"].metadata)
+    write_eval_log(copy, str(path))
+    return path
+
+
+def test_malformed_logs_get_one_line_errors(oracle_run, crashed_logs, tmp_path, capsys):
     from inspect_ai import Task
     from inspect_ai import eval as inspect_eval
     from inspect_ai.dataset import Sample
     from inspect_ai.scorer import includes
 
     from osint_eval.cli import main
+    from osint_gym.inspect_task import osint_v0
 
+    oracle_log, (_, crashed, _) = oracle_run[2], crashed_logs
     junk = tmp_path / "junk.eval"
     junk.write_bytes(b"not a zip \x00\x01")
     (other,) = inspect_eval(Task(dataset=[Sample(input="hi", target="hi")], solver=[], scorer=includes(), name="other"),
                             model="mockllm/model", log_dir=str(tmp_path / "other"), display="none")
-    base = ["compare", "--mode", "multi_turn", "--tasks", "v0:test", "--limit", "5", "--base", "oracle",
-            "--leaderboard", "", "--no-progress"]
+    (epochs,) = inspect_eval(osint_v0(limit=4, max_turns=1), model="mockllm/model", epochs=2,
+                             log_dir=str(tmp_path / "epochs"), display="none")
+    no_record = _doctored(oracle_log, tmp_path / "no-record.eval", lambda meta: meta.pop("episode"))
+    asks_other = _doctored(oracle_log, tmp_path / "other-question.eval",
+                           lambda meta: meta["episode"]["task"].update(question="Who is it?"))
     cases = [(junk, "not a readable Inspect eval log"), (tmp_path / "missing.eval", "no Inspect log at"),
              (Path(other.location), "a log of Inspect task 'other'"),
-             (Path(oracle_run[2].location), "the log holds 50 episodes, the task set 5 tasks")]
+             (Path(oracle_log.location), "the log holds 50 episodes, the task set 4 tasks"),
+             (Path(crashed[True].location), "the Inspect eval did not finish (status 'error')"),
+             (Path(crashed[False].location), "has no osint_scorer score"),
+             (Path(epochs.location), "the log holds 2 epochs"),
+             (no_record, "its score holds no OSINT-v0 episode record"),
+             (asks_other, "of the log asks another question")]
+    base = ["compare", "--tasks", "v0:test", "--limit", "4", "--base", "oracle", "--leaderboard", "", "--no-progress"]
     for i, (path, needle) in enumerate(cases):
-        rc = main([*base, "--candidate", f"inspect:{path}", "--out", str(tmp_path / f"out{i}")])
+        rc = main([*base, "--mode", "multi_turn", "--candidate", f"inspect:{path}", "--out", str(tmp_path / f"out{i}")])
         err = capsys.readouterr().err.strip()
-        assert rc == 2 and needle in err and "\n" not in err, err
+        assert rc == 2 and needle in err and "\n" not in err, (path.name, err)
+    rc = main([*base, "--mode", "single_turn", "--candidate", f"inspect:{asks_other}", "--out", str(tmp_path / "st")])
+    err = capsys.readouterr().err.strip()
+    assert rc == 2 and "Inspect episodes are multi-turn" in err and "\n" not in err, err

@@ -10,7 +10,6 @@ import os
 import re
 import subprocess
 import sys
-from collections import Counter
 from pathlib import Path
 
 import numpy as np
@@ -19,7 +18,8 @@ import pytest
 from osint_gym.benchmark import benchmark_tasks, benchmark_world
 from osint_gym.env import OSINTEnv
 from osint_gym.tasks import names_entity
-from tests.adapters.scripted_openai import scripted_server
+from tests.adapters.attacks import ATTACKS, attack_policy
+from tests.adapters.scripted_openai import GARBAGE, MALFORMED, MISSING_TOOL, ONE_LINE_ERRORS, scripted_server
 from tests.gym.test_exploits import _episode
 from tests.gym.test_leakage import _outside_results, _random_action, _secrets
 
@@ -200,19 +200,15 @@ def test_unknown_split_is_one_line_error(tmp_path):
         cwd=tmp_path,
     )
     shown = done.stderr + done.stdout
-    assert done.returncode == 1 and "unknown split 'nope'" in shown and "Traceback" not in shown
+    assert done.returncode == 1 and "Traceback" not in shown
+    (line,) = [line for line in shown.splitlines() if "unknown split" in line]  # in vf-eval's config-error box
+    assert "unknown split 'nope' of benchmark 'v0'; known: train, dev, test" in line, shown
     assert not list(tmp_path.iterdir())  # refused before any run directory was written
-
-
-MISSING_TOOL = {"role": "assistant", "content": None, "tool_calls": [
-    {"id": "c0", "type": "function", "function": {"name": "get_weather", "arguments": "{\"city\": \"x\"}"}}]}
-MALFORMED = {"role": "assistant", "content": None, "tool_calls": [
-    {"id": "c1", "type": "function", "function": {"name": "get_profile", "arguments": "{not json"}}]}
 
 
 def test_a_missing_tool_or_malformed_arguments_get_the_env_error_observation():
     tasks = benchmark_tasks(SPLIT, limit=2)
-    turns = [MISSING_TOOL, MALFORMED, "this is not an action", json.dumps({"answer": "person_0"})]
+    turns = [MISSING_TOOL, MALFORMED, GARBAGE, json.dumps({"answer": "person_0"})]
     _, traces, server = run_adapter(lambda m: turns[turn_of(m)], limit=2)
     env = OSINTEnv(world=benchmark_world(SPLIT), tasks=[tasks[0]])
     env.reset(seed=0, options={"task_index": 0})
@@ -221,39 +217,17 @@ def test_a_missing_tool_or_malformed_arguments_get_the_env_error_observation():
     last = next(m for m in server.requests if turn_of(m) == 3 and tasks[0].question in m[1]["content"])
     shown = [m["content"] for m in last[2:] if m["role"] != "assistant"]
     assert shown == expected
-    assert "get_weather" in shown[0] and "error" in shown[0].lower()
+    for observation, needle in zip(shown, ONE_LINE_ERRORS):  # the env's error, one line, naming the problem
+        assert "\n" not in observation and needle in json.loads(observation)["error"], observation
     assert traces[0].metrics["invalid_actions"] + traces[0].metrics["parse_failures"] >= 3
     assert traces[0].rewards["osint_reward"].score == env.step(turns[3])[1] + sum(
         t["reward"] for t in traces[0].info["osint_episode"]["turns"][:3])
 
 
-def _attacks(common):
-    return {
-        "repeat_tool": lambda core, obs, turn: json.dumps(
-            {"tool": "get_profile", "args": {"handle_or_id": "person_0"}}
-        ),
-        "several_candidates": lambda core, obs, turn: json.dumps({"answer": core.world.ids(core.task.answer_type)[:3]}),
-        "echo_question": lambda core, obs, turn: (
-            core.task.question if turn == 0 else json.dumps({"answer": core.task.question})
-        ),
-        "most_frequent": lambda core, obs, turn: json.dumps({"answer": common}),
-        "spam_add_edge": lambda core, obs, turn: (
-            json.dumps(
-                [{"add_edge": [core.world.ids("person")[turn], "knows", core.world.ids("person")[turn + 1]]}] * 4
-            )
-            if turn < 11
-            else json.dumps({"answer": core.world.ids(core.task.answer_type)[0]})
-        ),
-    }
-
-
-@pytest.mark.parametrize(
-    "attack", ["repeat_tool", "several_candidates", "echo_question", "most_frequent", "spam_add_edge"]
-)
+@pytest.mark.parametrize("attack", ATTACKS)
 def test_exploit_policies_score_no_more_through_the_adapter_than_in_process(attack):
     tasks = benchmark_tasks(SPLIT, limit=10)
-    common = Counter(t.answer for t in benchmark_tasks("v0:dev")).most_common(1)[0][0]
-    act = _attacks(common)[attack]
+    act = attack_policy(attack)
     cores = {}
     for t in tasks:
         cores[t.task_id] = OSINTEnv(world=benchmark_world(SPLIT), tasks=[t], max_steps=12)

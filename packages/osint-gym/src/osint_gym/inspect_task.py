@@ -39,12 +39,25 @@ from osint_gym.benchmark import benchmark_tasks, benchmark_world
 from osint_gym.env import OSINTEnv
 from osint_gym.episode import EpisodeRecord
 from osint_gym.errors import ConfigError
-from osint_gym.inspect_tools import SESSIONS, osint_agent
+from osint_gym.inspect_tools import SESSIONS, close_session, osint_agent
 from osint_gym.tasks import DEFAULT_BUDGETS
 from osint_gym.tasks import Task as OSINTTask
 from osint_gym.tasks.task import OBSERVATION_FORMATS
 
 SCORER_NAME = "osint_scorer"  # the key of the score in an Inspect log (`osint_eval.inspect_log` reads it)
+
+try:  # Inspect's CLI prints this error's message alone, not a traceback (a private class of Inspect's)
+    from inspect_ai._util.error import PrerequisiteError as _CLIMessage
+except ImportError:  # pragma: no cover - a future Inspect without it: a plain ConfigError
+    _CLIMessage = Exception  # type: ignore[assignment,misc]
+
+
+class TaskOptionError(ConfigError, _CLIMessage):
+    """A bad task option (``-T``): osint-gym's one-line `ConfigError`, shown by ``inspect eval`` as one line."""
+
+    def __init__(self, message: str) -> None:
+        ConfigError.__init__(self, message)
+        self.message = message  # what Inspect's CLI prints
 
 
 def task_samples(tasks: list[OSINTTask], split: str) -> list[Sample]:
@@ -73,10 +86,14 @@ def osint_v0(split: str = "v0:test", difficulty: str | None = None, family: str 
              max_observation_chars: int = DEFAULT_BUDGETS.max_observation_chars, solver: Solver | None = None) -> Task:
     """OSINT-v0 tasks of a benchmark split, played by react() in the env, scored by the env.
 
-    An unknown split, difficulty or family, or a bad budget, raises osint-gym's one-line `ConfigError`.
+    An unknown split, difficulty or family, or a bad budget, raises osint-gym's one-line `ConfigError`
+    (a `TaskOptionError`, which ``inspect eval`` prints as that line alone).
     """
-    max_steps = _check_budgets(observation_format, max_turns, max_parallel_calls, max_observation_chars)
-    tasks = benchmark_tasks(split, family=family, difficulty=difficulty, limit=limit)
+    try:
+        max_steps = _check_budgets(observation_format, max_turns, max_parallel_calls, max_observation_chars)
+        tasks = benchmark_tasks(split, family=family, difficulty=difficulty, limit=limit)
+    except ConfigError as exc:
+        raise TaskOptionError(str(exc)) from None
     by_id = {t.task_id: t for t in tasks}
     world = benchmark_world(split)
 
@@ -87,7 +104,7 @@ def osint_v0(split: str = "v0:test", difficulty: str | None = None, family: str 
                         observation_format=observation_format, describe_tools=False)
 
     return Task(dataset=MemoryDataset(task_samples(tasks, split), name=f"osint-{split}"),
-                solver=solver or osint_agent(make_env), scorer=osint_scorer())
+                solver=solver or osint_agent(make_env), scorer=osint_scorer(), cleanup=close_session)
 
 
 @metric

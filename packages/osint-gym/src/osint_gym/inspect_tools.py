@@ -25,12 +25,13 @@ from typing import Any
 from inspect_ai.agent import AgentPrompt, AgentState, AgentSubmit, as_solver, react
 from inspect_ai.model import ChatMessageAssistant, get_model
 from inspect_ai.solver import Generate, Solver, TaskState, solver
-from inspect_ai.tool import Tool, ToolDef, ToolError, ToolParam, ToolParams
+from inspect_ai.tool import Tool, ToolCall, ToolDef, ToolError, ToolParam, ToolParams
 
 from osint_gym.env import OSINTEnv
 from osint_gym.episode import EpisodeRecord
 
-# live episodes by Inspect sample (TaskState.uuid): the solver opens one, the scorer closes it
+# live episodes by Inspect sample (TaskState.uuid): the solver opens one; the scorer reads it and
+# `close_session` (the task's cleanup, run after every sample, crashed or not) drops it
 SESSIONS: dict[str, EpisodeSession] = {}
 
 INSTRUCTIONS = (
@@ -68,7 +69,7 @@ class EpisodeSession:
         if not calls:
             self.step(message.text)
             return
-        self.step([{"name": c.function, "arguments": c.arguments} for c in calls])
+        self.step([{"name": c.function, "arguments": _raw_arguments(c)} for c in calls])
         self._replies = [(c.function, c.arguments) for c in calls]
         self._carrier = self._replies[0]
 
@@ -108,6 +109,18 @@ class EpisodeSession:
             observation, self.unread = self.unread, None
             return observation
         return True
+
+
+def _raw_arguments(call: ToolCall) -> dict[str, Any] | str:
+    """The call's arguments as the env should judge them. Arguments Inspect could not parse reach the env
+    as Inspect's parse-error text (Inspect keeps that, not the model's text; it is never JSON), so the env
+    answers with its own malformed-arguments error instead of judging the empty dict Inspect substitutes."""
+    return call.arguments if call.parse_error is None else call.parse_error
+
+
+async def close_session(state: TaskState) -> None:
+    """Drop the sample's episode (`Task.cleanup`: Inspect calls it after every sample, even one that crashed)."""
+    SESSIONS.pop(state.uuid, None)
 
 
 def _params(schema: dict[str, Any]) -> ToolParams:
