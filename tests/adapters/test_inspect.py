@@ -377,11 +377,14 @@ def test_log_reads_back_as_osint_evals_own_oracle_run(oracle_run, tmp_path, caps
 
 
 def _doctored(log, path, edit):
-    """The first 4 samples of ``log``, ``edit`` applied to the first one's score metadata, written to ``path``."""
+    """The samples of ``log`` of the first 4 v0:test tasks, ``edit`` applied to the score metadata of one,
+    written to ``path``."""
     from inspect_ai.log import read_eval_log, write_eval_log
 
     copy = read_eval_log(log.location)
-    copy.samples = copy.samples[:4]
+    ids = [t.task_id for t in benchmark_tasks("v0:test", limit=4)]
+    copy.samples = [s for s in copy.samples if s.id in ids]
+    assert len(copy.samples) == 4
     edit(copy.samples[0].scores["osint_scorer"].metadata)
     write_eval_log(copy, str(path))
     return path
@@ -401,8 +404,10 @@ def test_malformed_logs_get_one_line_errors(oracle_run, crashed_logs, tmp_path, 
     junk.write_bytes(b"not a zip \x00\x01")
     (other,) = inspect_eval(Task(dataset=[Sample(input="hi", target="hi")], solver=[], scorer=includes(), name="other"),
                             model="mockllm/model", log_dir=str(tmp_path / "other"), display="none")
-    (epochs,) = inspect_eval(osint_v0(limit=4, max_turns=1), model="mockllm/model", epochs=2,
+    text_only = scripted_model({t.question: [GARBAGE] for t in benchmark_tasks("v0:test", limit=4)})
+    (epochs,) = inspect_eval(osint_v0(limit=4, max_turns=1), model=text_only, epochs=2,
                              log_dir=str(tmp_path / "epochs"), display="none")
+    assert epochs.status == "success", epochs.error
     no_record = _doctored(oracle_log, tmp_path / "no-record.eval", lambda meta: meta.pop("episode"))
     asks_other = _doctored(oracle_log, tmp_path / "other-question.eval",
                            lambda meta: meta["episode"]["task"].update(question="Who is it?"))
