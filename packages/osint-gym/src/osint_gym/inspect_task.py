@@ -49,7 +49,7 @@ SCORER_NAME = "osint_scorer"  # the key of the score in an Inspect log (`osint_e
 try:  # Inspect's CLI prints this error's message alone, not a traceback (a private class of Inspect's)
     from inspect_ai._util.error import PrerequisiteError as _CLIMessage
 except ImportError:  # pragma: no cover - a future Inspect without it: a plain ConfigError
-    _CLIMessage = Exception  # type: ignore[assignment,misc]
+    _CLIMessage = Exception  # type: ignore[assignment,misc,unused-ignore]
 
 
 class TaskOptionError(ConfigError, _CLIMessage):
