@@ -162,7 +162,7 @@ def test_resume_after_sigkill_reproduces_an_uninterrupted_run(tmp_path, tiny_pat
     for name, reached in points.items():
         out = tmp_path / f"killed-{name}"
         # hold each atomic write open for a moment, so that the kill lands inside one
-        proc = _cli(args(out), env={"OSINT_SELFPLAY_WRITE_PAUSE": "0.3"} if name == "while-writing" else None)
+        proc = _cli(args(out), env={"OSINT_WRITE_PAUSE": "0.3"} if name == "while-writing" else None)
         deadline = time.time() + 600
         while not (out.exists() and reached(out)) and proc.poll() is None and time.time() < deadline:
             time.sleep(0.005)
