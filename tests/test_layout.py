@@ -79,3 +79,57 @@ def test_world_layer_does_not_import_tasks_or_the_env():
     bad = {p.name: sorted(m for m in _imports(p) if m.startswith(("osint_gym.tasks", "osint_gym.env", "osint_gym.agents")))
            for p in world.glob("*.py")}
     assert {k: v for k, v in bad.items() if v} == {}
+
+
+def test_no_module_imports_a_private_name_of_another():
+    """A helper two modules share is public in one place (osint_eval.reading, not policies._ID)."""
+    bad = []
+    for path in SOURCES:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.level == 0 and (node.module or "").startswith("osint_"):
+                bad += [f"{path.name}: {node.module}.{a.name}" for a in node.names
+                        if a.name.startswith("_") and not a.name.startswith("__")]
+    assert bad == []
+
+
+def _module_graph(package: str) -> dict[str, set[str]]:
+    """Module -> the modules of the same package it imports, at the top or inside a function."""
+    src = ROOT / "packages" / package / "src"
+    modules = {".".join(p.relative_to(src).with_suffix("").parts).removesuffix(".__init__"): p
+               for p in src.rglob("*.py")}
+    return {m: {i for i in _imports(p) if i in modules and i != m} for m, p in modules.items()}
+
+
+def _cycle(graph: dict[str, set[str]]) -> list[str]:
+    """One import cycle of ``graph`` (a list of modules, the first repeated at the end), or []."""
+    state: dict[str, int] = {}  # 1: on the current path, 2: done
+    path: list[str] = []
+
+    def visit(m: str) -> list[str]:
+        state[m] = 1
+        path.append(m)
+        for n in sorted(graph[m]):
+            if state.get(n) == 1:
+                return path[path.index(n):] + [n]
+            found = visit(n) if n not in state else []
+            if found:
+                return found
+        state[m] = 2
+        path.pop()
+        return []
+
+    for m in sorted(graph):
+        found = visit(m) if m not in state else []
+        if found:
+            return found
+    return []
+
+
+def test_the_cycle_finder_finds_a_cycle():
+    assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": set()}) == ["a", "b", "c", "a"]
+    assert _cycle({"a": {"b"}, "b": set()}) == []
+
+
+def test_osint_eval_modules_import_without_cycles():
+    """Not even through a function-local import (policies used to import baselines back lazily)."""
+    assert _cycle(_module_graph("osint-eval")) == []

@@ -4,24 +4,27 @@ guess on v0:test, and that every report names the strongest scripted baseline.""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
-from osint_eval import baselines, policies
+from osint_eval import policies
 from osint_eval.baselines import (
+    SHORTCUTS,
+    SHORTCUTS_BY_MODE,
     SINGLE_TURN_SHORTCUTS,
-    NaiveSearchPolicy,
     ShortcutPolicy,
     adjacency_is_the_question,
-    first_reference,
 )
 from osint_eval.evaluate import evaluate
 from osint_eval.policies import PolicyInput, make_policy
+from osint_eval.reading import first_reference
 from osint_eval.report import baseline_note, markdown, render_html
 from osint_eval.runner import run_multi_turn
 from osint_eval.schema import Report
 from osint_eval.stats import proportion_interval
 from osint_eval.tasks import load_tasks
+from osint_gym.card import MEASURED, card_markdown
 from osint_gym.schema import Edge
 from osint_gym.single_turn import Context, build_context, score_completion
 
@@ -74,7 +77,7 @@ def test_first_reference_and_naive_search_search_once_then_answer_the_first_type
     assert first_reference("Who wrote thread_6, knowing @ab_c?") == "thread_6"
     assert first_reference("who?") is None
     dev = load_tasks("v0:dev", limit=40)
-    results = run_multi_turn(NaiveSearchPolicy(), dev.world, dev.tasks)
+    results = run_multi_turn(make_policy("naive-search"), dev.world, dev.tasks)
     assert all(r.parse_failures == 0 and r.steps <= 2 for r in results)
     first = json.loads(results[0].transcript[0]["action"])
     assert first == {"tool": "search_threads", "args": {"query": first_reference(dev.tasks[0].question)}}
@@ -101,12 +104,27 @@ def test_every_report_names_the_strongest_scripted_baseline_next_to_each_model(t
     assert evaluate({"oracle": make_policy("oracle")}, dev, progress=False).strongest_baseline is None
 
 
-def test_the_shortcut_names_are_scripted_policy_specs():
-    assert policies.SHORTCUT_NAMES == baselines.SHORTCUTS
-    assert all(n in policies.SCRIPTED for n in baselines.SHORTCUTS)
-    assert make_policy("naive-search").name == "naive-search" and make_policy("adjacent", seed=3).seed == 3
+def test_every_registered_shortcut_is_a_policy_spec_of_its_name_and_mode():
+    assert SHORTCUTS_BY_MODE == {"single_turn": ("most-frequent", "first-mentioned", "last-mentioned", "adjacent"),
+                                 "multi_turn": ("naive-search",)}
+    for name, shortcut in SHORTCUTS.items():
+        policy = make_policy(name, seed=3)
+        assert (policy.name, policy.seed, shortcut.name) == (name, 3, name) and name in policies.SCRIPTED
+        assert len(shortcut.description) > 20
     with pytest.raises(Exception, match="did you mean 'most-frequent'"):
         make_policy("most-frequnt")
+    with pytest.raises(ValueError, match="unknown shortcut 'random-guess'; known: most-frequent"):
+        ShortcutPolicy("random-guess")
+
+
+def test_the_card_and_the_readme_name_every_single_turn_shortcut_of_the_registry():
+    readme = (Path(__file__).resolve().parents[2] / "packages" / "osint-eval" / "README.md").read_text()
+    assert all(f"`{name}`" in readme for name in SHORTCUTS)
+    for measured in MEASURED.values():
+        for mode in ("triples", "records"):
+            assert list(measured["single_turn"][mode]["baselines"]) == ["random-guess", *SINGLE_TURN_SHORTCUTS]
+    header = next(line for line in card_markdown("v1:hard").splitlines() if line.startswith("| context mode"))
+    assert header.startswith("| context mode | uniform guess | " + " | ".join(SINGLE_TURN_SHORTCUTS) + " | farthest")
 
 
 @pytest.fixture(scope="module")

@@ -3,6 +3,7 @@ read, cuts keep whole lines, and the parser never crashes."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import time
 
@@ -10,8 +11,17 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from osint_gym.compact import RECORD_TYPES, CompactError, fit_compact, fit_compact_cut, parse_compact, record_line
-from osint_gym.tools import TOOLS, Notes
+from osint_gym.compact import (
+    FORMAT_VERSION,
+    RECORD_TYPES,
+    CompactError,
+    fit_compact,
+    fit_compact_cut,
+    parse_compact,
+    record_line,
+    reset_text,
+)
+from osint_gym.tools import TOOLS, Notes, tool_schemas
 from osint_gym.views import platforms_in, record_edges, records_in
 from osint_gym.world.loaders import load_metaqa_kb
 
@@ -286,3 +296,25 @@ def test_describe_tools_must_be_a_bool():
 
     with pytest.raises(ConfigError, match="describe_tools must be true or false"):
         OSINTEnv(seed=0, describe_tools="no")
+
+
+# FORMAT_VERSION -> the digest of `_sample_renderings` it writes (osint-eval's tokenizer corpus version derives
+# from the version, so a cached tiny model is rebuilt when the format changes)
+RENDERINGS = {1: "30ffb41f92f0bc55"}
+
+
+def _sample_renderings(world) -> str:
+    calls = list(_osint_calls(world).values())
+    texts = [fit_compact({"step": 3, "steps_left": 5, "results": [entry]}, 100_000) for entry in calls]
+    texts.append(fit_compact({"step": 4, "steps_left": 4, "results": calls[:4]}, 300))  # a cut
+    texts.append(reset_text("compact", "Who knows person_1?", 24, 4, tool_schemas(world), ""))
+    return "\n".join(texts)
+
+
+def test_a_change_of_the_rendering_needs_a_new_format_version(world):
+    text = _sample_renderings(world)
+    assert "\ntruncated: " in text and "\nsteps 24, calls per step 4, answer with one id\ntools " in text
+    digest = hashlib.sha256(text.encode()).hexdigest()[:16]
+    assert RENDERINGS.get(FORMAT_VERSION) == digest, (
+        f"the compact rendering changed (digest {digest}): bump osint_gym.compact.FORMAT_VERSION and pin the "
+        "new digest here (if only the default world changed, pin the new digest under the same version)")

@@ -132,7 +132,7 @@ def test_ctrl_c_prints_one_line_with_the_resume_command(tmp_path, tiny_path):
     cmd = [sys.executable, "-m", "osint_selfplay", "train", "--dry-run", "--set", *micro_overrides(out)]
     t0 = time.time()
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env={**os.environ, "OSINT_SELFPLAY_WRITE_PAUSE": "0.2"})
+                            env={**os.environ, "OSINT_WRITE_PAUSE": "0.2"})
     first = proc.stderr.readline()
     assert time.time() - t0 < 10 and first.startswith("osint-selfplay train: 1 round(s) into")  # output within seconds
     while not (out / "warm_start_generator.done.json").exists() and proc.poll() is None:

@@ -72,7 +72,8 @@ def test_a_delta_whose_interval_includes_zero_is_printed_as_null():
     assert "strongest scripted baseline: naive-search 3.0% [2.0, 4.5]" in text
 
 
-def test_summary_read_back_from_sorted_json_keeps_the_runs_order(tmp_path):
+@pytest.mark.parametrize("guess", ["random-guess", "random_guess"])  # a run's name for it, then earlier runs'
+def test_summary_read_back_from_sorted_json_keeps_the_runs_order(tmp_path, guess):
     """summary.json is written with sorted keys; the printed tables still run: the run's models,
     random guess, the other scripted baselines, the oracle; comparisons in the evaluation's order."""
     import json
@@ -82,7 +83,7 @@ def test_summary_read_back_from_sorted_json_keeps_the_runs_order(tmp_path):
     summary = _summary(False)
     ev = summary["evaluation"]
     row = ev["headline"]["final"]
-    names = ["oracle", "naive-search", "final", "random_guess", "untrained", "warm_start"]
+    names = ["oracle", "naive-search", "final", guess, "untrained", "warm_start"]
     ev["headline"] = {n: row for n in names}
     ev["by_difficulty"] = {n: {"easy": row["success"]} for n in names}
     pair = ev["comparisons"]["final vs warm_start"]
@@ -90,7 +91,7 @@ def test_summary_read_back_from_sorted_json_keeps_the_runs_order(tmp_path):
                                             "warm_start vs untrained", "final vs naive-search")}
     atomic_write_json(tmp_path / "summary.json", summary)
     text = format_summary(json.loads((tmp_path / "summary.json").read_text()))
-    order = ["untrained", "warm_start", "final", "random_guess", "naive-search", "oracle"]
+    order = ["untrained", "warm_start", "final", guess, "naive-search", "oracle"]
     table = [line.split()[0] for line in text.splitlines() if line.startswith("  ") and "50.1% [46.9, 53.1]  " in line]
     assert table == order
     assert [line.split()[0] for line in text.splitlines() if line.startswith("    ")] == order

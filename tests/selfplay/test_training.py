@@ -98,7 +98,7 @@ def test_dry_run_materialises_every_artifact(tmp_path, tiny_path, schedule, topo
     assert sorted(p.name for p in (root / "warm_start").iterdir()) == sorted(roles)
     validation = json.loads((root / "round_000/sampled/validation.json").read_text())
     assert validation["proposals"] == 16 and sum(validation["reasons"].values()) == 16
-    assert summary["evaluation"]["n_tasks"] == 12 and "random_guess" in summary["evaluation"]["headline"]
+    assert summary["evaluation"]["n_tasks"] == 12 and "random-guess" in summary["evaluation"]["headline"]
     manifest = json.loads((root / "run.json").read_text())
     assert manifest["config"]["model_topology"] == topology and manifest["versions"]["trl"]
 
@@ -124,7 +124,7 @@ def test_one_real_round(tmp_path, tiny_path, schedule, topology):
     card = (tmp_path / "run/round_000/answerer/final_model/README.md").read_text()
     assert "Metrics of this phase" in card and "reward_last" in card
     ev = summary["evaluation"]
-    assert set(ev["headline"]) >= {"untrained", "warm_start", "final", "random_guess"}
+    assert set(ev["headline"]) >= {"untrained", "warm_start", "final", "random-guess"}
     assert all(h["success"]["n"] == 12 for h in ev["headline"].values())
     assert "final vs warm_start" in ev["comparisons"]
 
@@ -162,7 +162,7 @@ def test_resume_after_sigkill_reproduces_an_uninterrupted_run(tmp_path, tiny_pat
     for name, reached in points.items():
         out = tmp_path / f"killed-{name}"
         # hold each atomic write open for a moment, so that the kill lands inside one
-        proc = _cli(args(out), env={"OSINT_SELFPLAY_WRITE_PAUSE": "0.3"} if name == "while-writing" else None)
+        proc = _cli(args(out), env={"OSINT_WRITE_PAUSE": "0.3"} if name == "while-writing" else None)
         deadline = time.time() + 600
         while not (out.exists() and reached(out)) and proc.poll() is None and time.time() < deadline:
             time.sleep(0.005)

@@ -1,6 +1,6 @@
 """Shortcut audit of single-turn contexts: every rule that reads only counts, positions or adjacency of ids.
 
-The named shortcut baselines (`osint_eval.baselines`) are four such rules. The audit measures the whole
+The single-turn shortcut baselines (`osint_eval.baselines.SHORTCUTS`) are four such rules. The audit measures the whole
 family they come from: for each feature of a candidate (an id of the answer type the context shows) that
 counting, position or adjacency gives, the rule that answers the candidate with the highest value and the
 rule that answers the lowest, ties broken uniformly. Each rate is exact (the expected success of the
@@ -14,8 +14,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from osint_eval.baselines import _mentions, candidates, named_in_question
-from osint_eval.policies import _ID, PolicyInput, _type_prefix
+from osint_eval.reading import ID, answer_prefix, candidates, mentions, named_in_question
 from osint_gym.single_turn import Context
 from osint_gym.tasks import Task
 from osint_gym.world import World
@@ -50,10 +49,10 @@ class AuditRow:
 
 def _features(task: Task, world: World, context: Context) -> Features:
     """Each feature of `FEATURES` as a function of a candidate id."""
-    mentions = Counter(_mentions(context))
+    mentioned = Counter(mentions(context))
     heads = Counter(e.head for e in context.edges)
     tails = Counter(e.tail for e in context.edges)
-    found = [(m.group(), m.start()) for m in _ID.finditer(context.text)]
+    found = [(m.group(), m.start()) for m in ID.finditer(context.text)]
     text = Counter(i for i, _ in found)
     first: dict[str, int] = {}
     last: dict[str, int] = {}
@@ -61,14 +60,14 @@ def _features(task: Task, world: World, context: Context) -> Features:
         first.setdefault(i, offset)
         last[i] = offset
     order = {n: k for k, n in enumerate(context.entities)}
-    named = named_in_question(PolicyInput([], task, world, 0, 0, context=context), context)
+    named = named_in_question(task, world, context)
     by_name = {n for e in context.edges for n in (e.head, e.tail)} - set(context.entities)
     near: dict[str, list[tuple[str, str]]] = {}
     for e in context.edges:
         near.setdefault(e.head, []).append((e.tail, e.relation))
         near.setdefault(e.tail, []).append((e.head, e.relation))
     return {
-        "mentions": lambda c: mentions[c], "as-head": lambda c: heads[c], "as-tail": lambda c: tails[c],
+        "mentions": lambda c: mentioned[c], "as-head": lambda c: heads[c], "as-tail": lambda c: tails[c],
         "text-count": lambda c: text[c], "first-position": lambda c: order.get(c, len(order)),
         "first-offset": lambda c: first.get(c, -1), "last-offset": lambda c: last.get(c, -1),
         "neighbours": lambda c: len({n for n, _ in near.get(c, ())}),
@@ -87,7 +86,7 @@ def audit(world: World, tasks: Sequence[Task], contexts: Sequence[Context]) -> l
     """The uniform type-correct guess first, then the max and min rule of every feature."""
     totals: dict[str, float] = {}
     for task, context in zip(tasks, contexts):
-        pool = candidates(_type_prefix(task), context)
+        pool = candidates(answer_prefix(task), context)
         totals["uniform"] = totals.get("uniform", 0.0) + _share(task.answer, pool)
         for name, value in _features(task, world, context).items():
             values = {c: value(c) for c in pool}

@@ -11,11 +11,11 @@ from pathlib import Path
 from typing import Any
 
 from osint_eval.modeling import DECODING_MODES
+from osint_eval.policies import SCRIPTED
 
 POLICY_HELP = (
-    "random-guess | random-valid | oracle | most-frequent | first-mentioned | last-mentioned | adjacent | "
-    "naive-search | openai:<base_url>#<model> | inspect:<log> (an Inspect eval of osint_gym/osint_v0; multi-turn) | "
-    "a model (local folder, hub id, or tiny:<hidden>x<layers>)"
+    " | ".join(SCRIPTED) + " | openai:<base_url>#<model> | inspect:<log> (an Inspect eval of osint_gym/osint_v0; "
+    "multi-turn) | a model (local folder, hub id, or tiny:<hidden>x<layers>)"
 )
 
 
@@ -86,8 +86,6 @@ def _policy(spec: str, args: argparse.Namespace) -> Any:
 
     default_tokens = 96 if args.mode == "multi_turn" else 16
     kwargs: dict[str, Any] = {"seed": args.seed, "max_new_tokens": args.max_new_tokens or default_tokens, "temperature": args.temperature}
-    from osint_eval.policies import SCRIPTED
-
     if spec not in SCRIPTED and not spec.startswith(("openai:", "inspect:")):
         kwargs["batch_size"] = args.batch_size
         kwargs["decoding"] = args.decoding
@@ -95,9 +93,9 @@ def _policy(spec: str, args: argparse.Namespace) -> Any:
 
 
 def _shortcuts(mode: str) -> tuple[str, ...]:
-    from osint_eval.baselines import MULTI_TURN_SHORTCUTS, SINGLE_TURN_SHORTCUTS
+    from osint_eval.baselines import SHORTCUTS_BY_MODE
 
-    return MULTI_TURN_SHORTCUTS if mode == "multi_turn" else SINGLE_TURN_SHORTCUTS
+    return SHORTCUTS_BY_MODE[mode]
 
 
 def _check_args(args: argparse.Namespace, specs: dict[str, str]) -> None:

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from osint_eval.errors import EvalError
-from osint_eval.policies import Policy, PolicyInput
+from osint_eval.interface import Policy, PolicyInput
 from osint_eval.runner import EpisodeResult, episode_result
 from osint_gym.episode import EpisodeRecord
 from osint_gym.tasks import Task

@@ -14,6 +14,7 @@ from typing import Any
 
 from osint_eval.errors import ReportError
 from osint_eval.schema import Estimate, Report
+from osint_gym.files import atomic_write_jsonl
 
 SORTABLE = ("success", "reward", "evidence_f1", "steps", "tool_calls", "n")
 _NUMBERS = ("success", "success_lo", "success_hi", "reward", "evidence_f1", "steps", "tool_calls")
@@ -79,10 +80,7 @@ def append(path: str | Path, entries: list[LeaderboardRow]) -> int:
     rows = load(p) if p.is_file() else []
     new_keys = {e.key for e in entries}
     kept = [r for r in rows if r.key not in new_keys]
-    p.parent.mkdir(parents=True, exist_ok=True)
-    tmp = p.with_name(p.name + ".tmp")
-    tmp.write_text("".join(json.dumps(r.to_dict(), sort_keys=True) + "\n" for r in kept + entries), encoding="utf-8")
-    tmp.replace(p)  # atomic: an interrupted write never leaves half a leaderboard
+    atomic_write_jsonl(p, [r.to_dict() for r in kept + entries])  # an interrupted write never leaves half a leaderboard
     return len(rows) - len(kept)
 
 

@@ -22,11 +22,13 @@ from pathlib import Path
 from typing import Any
 
 from osint_eval.errors import EvalError
+from osint_gym import compact
 
 TINY_PREFIX = "tiny:"
 # How a local model decodes: Hugging Face generate, or `osint_eval.decoding.Decoder` in one of its modes.
 DECODING_MODES = ("generate", "exact", "prefix")
-CORPUS_VERSION = "14"  # bump when the tokenizer corpus changes, to invalidate caches
+# Bump when this module changes the tokenizer corpus; `corpus_version` adds osint-gym's compact format version.
+CORPUS_REVISION = 13
 # Every entity id of a default-sized world gets a token of its own: a model then copies an answer
 # from its context as one token instead of spelling it (ids beyond these ranges still tokenize, by BPE).
 ID_TOKENS = {"person": 300, "account": 600, "org": 40, "loc": 20, "event": 60, "thread": 80}
@@ -224,10 +226,18 @@ def build_tiny(spec: TinySpec, path: Path) -> None:
     tokenizer.save_pretrained(path)
 
 
+def corpus_version() -> str:
+    """The tokenizer corpus's version, part of a cached tiny model's folder name: a change of the corpus here
+    (`CORPUS_REVISION`) or of osint-gym's compact format (`osint_gym.compact.FORMAT_VERSION`, which the corpus's
+    episodes are written in) gives a new one. A sum, because both only grow (so no earlier value comes back) and
+    the sum is the hand-kept version 14 this replaced: caches built before it stay valid."""
+    return str(CORPUS_REVISION + compact.FORMAT_VERSION)
+
+
 def tiny_path(name: str) -> Path:
     """The cached folder of a ``tiny:`` model, built on first use (atomically: build, then rename)."""
     spec = TinySpec.parse(name)
-    key = hashlib.sha256(f"{spec.name}|corpus{CORPUS_VERSION}".encode()).hexdigest()[:12]
+    key = hashlib.sha256(f"{spec.name}|corpus{corpus_version()}".encode()).hexdigest()[:12]
     path = cache_root() / "tiny" / f"{spec.hidden}x{spec.layers}-v{spec.vocab}-s{spec.seed}-{key}"
     if (path / "config.json").is_file():
         return path

@@ -6,8 +6,8 @@
   ``transformers serve``); the key comes from an environment variable.
 * Scripted baselines: `RandomGuessPolicy` (chance level: a random entity of the asked type among
   what the policy has seen), `RandomValidPolicy` (random valid tool calls, then a random answer)
-  and `OraclePolicy` (osint-gym's tool-only oracle: the upper bound); the shortcut baselines
-  (most-frequent, first-/last-mentioned, adjacent, naive-search) live in `osint_eval.baselines`.
+  and `OraclePolicy` (osint-gym's tool-only oracle: the upper bound); the shortcut baselines live
+  in `osint_eval.baselines` (its registry `SHORTCUTS`). The interface is `osint_eval.interface`.
 
 Scripted policies also receive the task and the env, but only the oracle reads the task's
 structured query (it is the privileged upper bound); the others use what the agent could see.
@@ -18,72 +18,24 @@ from __future__ import annotations
 import json
 import os
 import random
-import re
 import urllib.error
 import urllib.request
-from abc import ABC, abstractmethod
-from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
 from typing import Any
 
+from osint_eval.baselines import SHORTCUTS, ShortcutPolicy
+from osint_eval.baselines import SHORTCUTS_BY_MODE as SHORTCUTS_BY_MODE  # re-exported
 from osint_eval.errors import EvalError
+from osint_eval.interface import Policy as Policy  # re-exported: the interface every policy implements
+from osint_eval.interface import PolicyInput as PolicyInput
+from osint_eval.reading import HANDLE, ID, answer_prefix
 from osint_gym import chat
 from osint_gym.agents import OracleAgent
-from osint_gym.schema import ID_PATTERN, ID_PREFIX, EntityType
-from osint_gym.single_turn import Context, random_guess
-from osint_gym.tasks import DEFAULT_BUDGETS, Task, run_oracle
-from osint_gym.world import World
-
-_ID = re.compile(ID_PATTERN)
-_HANDLE = re.compile(r"@[A-Za-z0-9_.]+[A-Za-z0-9_]")
-
-
-@dataclass
-class PolicyInput:
-    """One pending turn. ``messages`` is the conversation so far; the rest is for scripted policies."""
-
-    messages: list[dict[str, str]]
-    task: Task
-    world: World
-    episode: int  # index of the episode in this run (stable across its turns)
-    turn: int
-    context: Context | None = None  # single-turn mode
-    env: Any = None  # multi-turn mode: the OSINTEnv (unwrapped)
-    seen: list[str] = field(default_factory=list)  # observations so far
-
-
-class Policy(ABC):
-    name: str = "policy"
-    is_model: bool = False
-    # True where a pickled copy rebuilds the policy from its reference (HFPolicy: the model is loaded
-    # again, not pickled), so `osint_eval.evaluate` may run it in worker processes
-    shardable: bool = False
-    # per completion of the last act(): True where a model's turn hit its token limit without ending
-    # (the multi-turn runner then ends that episode unanswered); scripted policies never set it
-    last_unfinished: Sequence[bool] = ()
-
-    @abstractmethod
-    def act(self, batch: list[PolicyInput]) -> list[str]:
-        """One completion per input, in order."""
-
-    def describe(self) -> dict[str, Any]:
-        return {"name": self.name, "type": type(self).__name__}
-
-    def recorded(self, tasks: list[Task], mode: str) -> list[Any] | None:
-        """Episodes of ``tasks`` played elsewhere (`osint_eval.inspect_log`), or None: the runner plays them."""
-        return None
-
-    def close(self) -> None:  # noqa: B027 - optional hook
-        pass
+from osint_gym.single_turn import random_guess
+from osint_gym.tasks import DEFAULT_BUDGETS, run_oracle
 
 
 # ---------------------------------------------------------------------------- scripted baselines
-def _type_prefix(task: Task) -> str | None:
-    types = {t.value for t in ID_PREFIX}
-    return ID_PREFIX[EntityType(task.answer_type)] if task.answer_type in types else None
-
-
 class RandomGuessPolicy(Policy):
     """Chance level: answers a random entity of the asked type among those it has seen.
 
@@ -102,12 +54,12 @@ class RandomGuessPolicy(Policy):
                 out.append(random_guess(item.task, item.context, rng))
                 continue
             if item.turn == 0:
-                refs = _ID.findall(item.task.question) + _HANDLE.findall(item.task.question)
+                refs = ID.findall(item.task.question) + HANDLE.findall(item.task.question)
                 if refs:
                     out.append(json.dumps({"tool": "get_profile", "args": {"handle_or_id": refs[0]}}))
                     continue
-            prefix = _type_prefix(item.task)
-            seen = [i for text in item.seen for i in _ID.findall(text)]
+            prefix = answer_prefix(item.task)
+            seen = [i for text in item.seen for i in ID.findall(text)]
             pool = [i for i in seen if prefix and i.startswith(prefix)] or seen
             out.append(json.dumps({"answer": rng.choice(pool) if pool else "none"}))
         return out
@@ -127,7 +79,7 @@ class RandomValidPolicy(Policy):
         out = []
         for item in batch:
             rng = random.Random(f"{self.seed}:{item.task.task_id}:{item.turn}")
-            seen = list(dict.fromkeys(i for text in item.seen for i in _ID.findall(text) + _HANDLE.findall(text)))
+            seen = list(dict.fromkeys(i for text in item.seen for i in ID.findall(text) + HANDLE.findall(text)))
             if item.context is not None:
                 ids = list(item.context.entities)
                 out.append(rng.choice(ids) if ids else "none")
@@ -338,10 +290,7 @@ class OpenAIPolicy(Policy):
             return list(pool.map(self._complete, [b.messages for b in batch]))
 
 
-# the shortcut baselines of each mode (implemented in osint_eval.baselines)
-SHORTCUTS_BY_MODE = {"single_turn": ("most-frequent", "first-mentioned", "last-mentioned", "adjacent"),
-                     "multi_turn": ("naive-search",)}
-SHORTCUT_NAMES = SHORTCUTS_BY_MODE["single_turn"] + SHORTCUTS_BY_MODE["multi_turn"]
+SHORTCUT_NAMES = tuple(SHORTCUTS)  # the shortcut baselines' registry (`osint_eval.baselines`)
 SCRIPTED = ("random-guess", "random-valid", "oracle") + SHORTCUT_NAMES
 SCHEMES = ("openai:", "tiny:", "inspect:")
 
@@ -377,10 +326,8 @@ def make_policy(spec: str, **kwargs: Any) -> Policy:
         return RandomValidPolicy(seed)
     if spec == "oracle":
         return OraclePolicy()
-    if spec in SHORTCUT_NAMES:
-        from osint_eval.baselines import make_shortcut
-
-        return make_shortcut(spec, seed)
+    if spec in SHORTCUTS:
+        return ShortcutPolicy(spec, seed)
     if spec.startswith("inspect:"):
         from osint_eval.inspect_log import InspectLogPolicy
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import html
 import io
-import json
 import re
 from pathlib import Path
 from typing import Any
@@ -17,6 +16,7 @@ from typing import Any
 from osint_eval.errors import EvalError, OutputExistsError
 from osint_eval.runner import EpisodeResult
 from osint_eval.schema import Comparison, Curve, Estimate, ModelSummary, PairedBlock, Report
+from osint_gym.files import atomic_write_json, atomic_write_text
 
 CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,sans-serif;margin:2rem auto;max-width:70rem;color:#1d1d1f;padding:0 1rem}
@@ -312,10 +312,9 @@ def check_out_dir(out_dir: str | Path, *, overwrite: bool = False) -> Path:
 def write_report(report: Report, out_dir: str | Path, *, overwrite: bool = False) -> dict[str, Path]:
     """Write report.json, report.md and report.html into ``out_dir`` (refused if one exists, unless ``overwrite``)."""
     out = check_out_dir(out_dir, overwrite=overwrite)
-    out.mkdir(parents=True, exist_ok=True)
     paths = {"json": out / "report.json", "md": out / "report.md", "html": out / "report.html"}
     # insertion order, not sorted keys: the models and comparisons keep the order they were evaluated in
-    paths["json"].write_text(json.dumps(report.to_dict(), indent=1, default=str), encoding="utf-8")
-    paths["md"].write_text(markdown(report), encoding="utf-8")
-    paths["html"].write_text(render_html(report), encoding="utf-8")
+    atomic_write_json(paths["json"], report.to_dict(), indent=1, sort_keys=False)
+    atomic_write_text(paths["md"], markdown(report))
+    atomic_write_text(paths["html"], render_html(report))
     return paths

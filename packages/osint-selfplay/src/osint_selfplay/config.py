@@ -70,7 +70,8 @@ class LoraConfig:
 @dataclass(frozen=True)
 class WarmStartConfig:
     enabled: str = _f("auto", "SFT warm start: 'auto' (on for tiny: models), 'on' or 'off'.")
-    answerer_examples: int = _f(6000, "Gold single-turn answers (verified osint-gym tasks).")
+    answerer_examples: int = _f(6000, "Verified osint-gym tasks demonstrated to the answerer: a gold answer each in "
+                                "single_turn mode, an oracle episode each in multi_turn mode (incorrect ones dropped).")
     generator_examples: int = _f(1500, "Gold task proposals (verified offers, phrased).")
     epochs: float = _f(1.0, "Passes over the demonstrations.")
     learning_rate: float = _f(2e-3, "SFT learning rate (tiny models from scratch: 2e-3 to 8e-3; the main job uses 8e-3).")

@@ -78,13 +78,15 @@ def episode_kwargs(a: Any, batch_size: int) -> dict[str, Any]:
 
 TRAINED = ("warm_start", "final", "control", "uniform_control")
 RUN_MODELS = ("untrained", *TRAINED)  # the run's own models; every other evaluated policy is scripted
+# the random type-correct guess under its osint-eval policy name; runs made before it was renamed wrote "random_guess"
+GUESS_NAMES = ("random-guess", "random_guess")
 
 
 def model_order(names: list[str]) -> list[str]:
     """The summary's order of evaluated policies: the run's own models, the scripted baselines (random
     guess first), the oracle last. summary.json is written with sorted keys, so its readers reorder."""
-    scripted = [n for n in names if n not in RUN_MODELS and n not in ("random_guess", "oracle")]
-    return [n for n in (*RUN_MODELS, "random_guess", *scripted, "oracle") if n in names]
+    scripted = [n for n in names if n not in RUN_MODELS and n not in (*GUESS_NAMES, "oracle")]
+    return [n for n in (*RUN_MODELS, *GUESS_NAMES, *scripted, "oracle") if n in names]
 
 
 def comparison_order(names: list[str], comparisons: list[str]) -> list[str]:
@@ -130,7 +132,7 @@ def _policies(cfg: Any, paths: dict[str, str], *, scripted: bool = True) -> dict
                                 for name, p in paths.items()}
     if not scripted:
         return policies
-    policies["random_guess"] = RandomGuessPolicy(cfg.seed)  # and the shortcuts: the report names the strongest
+    policies["random-guess"] = RandomGuessPolicy(cfg.seed)  # and the shortcuts: the report names the strongest
     policies |= {n: make_policy(n, seed=cfg.seed) for n in SHORTCUTS_BY_MODE[a.mode]}
     if multi:
         policies["oracle"] = OraclePolicy()
@@ -160,7 +162,7 @@ def evaluate_run(run: SelfPlayRun, bases: dict[str, str], warm: dict[str, str], 
     paths["final"] = final["answerer"]
     paths |= controls or {}
     policies = _policies(cfg, paths)
-    pairs = _pairs(list(policies), ["random_guess", *SHORTCUTS_BY_MODE[a.mode]])
+    pairs = _pairs(list(policies), [*GUESS_NAMES, *SHORTCUTS_BY_MODE[a.mode]])
     title = "osint-selfplay closing evaluation" + (" (dry run)" if cfg.dry_run else "")
     report = evaluate(policies, taskset, mode=a.mode, seed=cfg.seed, comparisons=pairs, config=cfg.to_dict(),
                       title=title, progress=True, dry_run=cfg.dry_run, workers=cfg.eval.workers,
@@ -183,7 +185,7 @@ def evaluate_controls(run: SelfPlayRun, controls: dict[str, str]) -> dict[str, A
     before = run.summary.get("evaluation") or {}
     paths = {**before.get("models", {}), **controls}
     policies = _policies(cfg, {name: path for name, path in controls.items() if name not in report.models}, scripted=False)
-    pairs = _pairs([*report.models, *policies], ["random_guess", *SHORTCUTS_BY_MODE[cfg.answerer.mode]])
+    pairs = _pairs([*report.models, *policies], [*GUESS_NAMES, *SHORTCUTS_BY_MODE[cfg.answerer.mode]])
     try:
         report = extend(report, policies, _taskset(cfg), comparisons=pairs, workers=ev.workers,
                         **episode_kwargs(cfg.answerer, ev.batch_size))

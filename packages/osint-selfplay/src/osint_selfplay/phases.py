@@ -389,8 +389,10 @@ def sample_completions(model_dir: str, conversations: list[list[dict[str, str]]]
                        max_new_tokens: int, batch_size: int = 64, desc: str = "sampling",
                        decoding: str = "generate") -> list[str]:
     """Completions of a checkpoint (the generator proposing tasks for the answerer), with a
-    progress bar. Batch ``b`` is seeded ``seed + b * batch_size``, exactly as one ``generate`` call
-    over all conversations would seed it, so the bar changes no sample."""
+    progress bar. The conversations are sampled in chunks of ``batch_size`` in the callers' order, the
+    chunk that starts at index ``i`` seeded ``seed + i``: a completion depends on its chunk only. This is
+    not what one ``HFPolicy.generate`` call over all of them would sample: that call sorts the prompts by
+    length before it cuts batches, so its batches, seeds and padding differ."""
     from tqdm import tqdm
 
     from osint_eval.policies import HFPolicy

@@ -6,9 +6,11 @@ import hashlib
 import json
 from dataclasses import dataclass, field, replace
 from enum import Enum
+from pathlib import Path
 from typing import Any
 
 from osint_gym.errors import ConfigError, TaskError
+from osint_gym.files import atomic_write_jsonl
 from osint_gym.schema import Edge
 from osint_gym.tasks.query import Query
 
@@ -226,10 +228,9 @@ class Task:
         return replace(self, stamp=stamp)
 
 
-def save_jsonl(tasks: list[Task], path: str) -> None:
-    with open(path, "w", encoding="utf-8") as fh:
-        for t in tasks:
-            fh.write(json.dumps(t.to_dict(), ensure_ascii=False) + "\n")
+def save_jsonl(tasks: list[Task], path: str | Path) -> None:
+    """One task per line, written atomically (an interrupted save leaves no partial file)."""
+    atomic_write_jsonl(path, [t.to_dict() for t in tasks], sort_keys=False)
 
 
 def load_jsonl(path: str) -> list[Task]:
