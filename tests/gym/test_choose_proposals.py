@@ -48,7 +48,7 @@ def test_every_offered_choice_is_a_valid_task_and_exactly_that_path(world, offer
             verdict, task = _verdict(world, offer, f"P: {k}")
             assert verdict.ok, (offer.offer_id, k, verdict)
             assert task.evidence == tuple(canonical_edge(e) for e in choice)
-            end = P._chain_query(offer.start, choice)[1][-1]
+            end = P.chain_query(offer.start, choice)[1][-1]
             assert task.answers == (end,) and world.surface(offer.start) in task.question and end not in task.question
 
 

@@ -167,7 +167,7 @@ def test_the_main_jobs_shape_runs_end_to_end_then_its_controls(tmp_path, monkeyp
     # the micro generator rarely writes a valid proposal: sample the first offered path ("P: 1") instead, so
     # generated tasks reach the answerer (osint-gym still resolves, phrases and verifies each one)
     monkeypatch.setattr(phases, "sample_completions", lambda model, prompts, **kw: ["P: 1"] * len(prompts))
-    first = SelfPlayRun(cfg).run()
+    first = SelfPlayRun(cfg).run().to_dict()
     assert "control" not in first and "uniform_control" not in first and "control" not in first["evaluation"]["headline"]
     report_before = json.loads((tmp_path / "run" / "eval" / "report.json").read_text())
     from osint_selfplay.report import format_summary

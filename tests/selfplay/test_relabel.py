@@ -33,7 +33,7 @@ def _micro(tmp_path, **extra):
 def test_a_relabelling_round_trains_on_the_teachers_turns_and_its_control_gets_its_time(tmp_path):
     from osint_selfplay.loop import SelfPlayRun
 
-    summary = SelfPlayRun(_micro(tmp_path, **{"eval.curve_tasks": 3, "eval.curve_every": 2})).run()
+    summary = SelfPlayRun(_micro(tmp_path, **{"eval.curve_tasks": 3, "eval.curve_every": 2})).run().to_dict()
     rnd = summary["rounds"][0]
     assert "answerer" not in rnd  # relabel.grpo = false: relabelling is the answerer's whole update
     phase = rnd["relabel"]

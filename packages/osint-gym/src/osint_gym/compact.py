@@ -50,7 +50,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from osint_gym.schema import RECORD_FIELDS
-from osint_gym.text import _in_charset as json_safe  # escapes that keep JSON strings valid
+from osint_gym.text import in_charset as json_safe  # escapes that keep JSON strings valid
 from osint_gym.views import INVERSE
 
 _WORD = re.compile(r"[A-Za-z0-9_@.][A-Za-z0-9_@.\-]*\Z")

@@ -65,7 +65,7 @@ class Offer:
                    tuple(Query.from_dict(q) for q in d.get("queries", [])))
 
 
-def _chain_query(start: str, edges: tuple[Edge, ...]) -> tuple[Query, list[str]] | None:
+def chain_query(start: str, edges: tuple[Edge, ...]) -> tuple[Query, list[str]] | None:
     """The filterless query an ordered edge chain from ``start`` spells, and the entities it visits."""
     path, hops = [start], []
     for e in edges:
@@ -80,11 +80,11 @@ def _chain_query(start: str, edges: tuple[Edge, ...]) -> tuple[Query, list[str]]
     return Query(start, tuple(hops)), path
 
 
-def _walk(start: str, edges: tuple[Edge, ...], query: Query | None = None) -> tuple[Query, list[str]] | None:
+def walk_path(start: str, edges: tuple[Edge, ...], query: Query | None = None) -> tuple[Query, list[str]] | None:
     """(query, entities visited) of an offered path from ``start``: a filtered choice's own query,
     its entities read from its evidence, or the filterless query the edges spell; None if neither fits."""
     if query is None:
-        return _chain_query(start, edges)
+        return chain_query(start, edges)
     nodes = _query_nodes(query, edges) if query.start == start else None
     return None if nodes is None else (query, nodes)
 
@@ -194,7 +194,7 @@ def walk_text(offer: Offer, path: tuple[Edge, ...] | None = None, query: Query |
     ``thread_1 <authored< account_55 >alias_of> person_33``: the answer is its last entity. A
     filtered choice (``query``) shows each hop's filters after the entity they narrow:
     ``person_3 >knows> person_8 [>lives_in> loc_5]``."""
-    chain = _walk(offer.start, offer.path if path is None else path, query)
+    chain = walk_path(offer.start, offer.path if path is None else path, query)
     if chain is None:
         raise ConfigError(f"offer {offer.offer_id!r}: its path is not a walk from its start")
     query, nodes = chain

@@ -32,6 +32,7 @@ from __future__ import annotations
 import json
 import random
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -41,12 +42,13 @@ from osint_gym.offers import (  # offers live in osint_gym.offers; re-exported h
     MAX_PROPOSAL_HOPS,
     OFFER_MODES,
     Offer,
-    _chain_query,
-    _walk,
+    chain_query,
     make_offer,
+    walk_path,
     walk_text,
 )
 from osint_gym.schema import Edge, canonical_edge
+from osint_gym.streams import stream_seed
 from osint_gym.tasks.duplicates import DuplicateFilter
 from osint_gym.tasks.phrasing import question_text
 from osint_gym.tasks.query import Query
@@ -104,7 +106,7 @@ def gold_proposal(world: World, offer: Offer, seed: int = 0) -> str:
         if offer.path not in offer.choices:
             raise ConfigError(f"offer {offer.offer_id!r}: its path is not one of its choices")
         return format_proposal(Proposal("", "", (), (offer.choices.index(offer.path) + 1,)))
-    chain = _chain_query(offer.start, offer.path)
+    chain = chain_query(offer.start, offer.path)
     if chain is None:
         raise ConfigError(f"offer {offer.offer_id!r}: its path is not a chain from its start")
     query, path = chain
@@ -204,7 +206,7 @@ def validate_proposal(
         else:
             second = proposal.evidence[1]
             start = first.head if first.head not in (second.head, second.tail) else first.tail
-        chain = _chain_query(start, proposal.evidence)
+        chain = chain_query(start, proposal.evidence)
         if chain is None:
             return Verdict(FailureReason.NOT_A_PATH, "the evidence edges do not form a chain"), None
         query, path = chain
@@ -231,7 +233,7 @@ def resolve_choice(world: World, proposal: Proposal, offer: Offer | None) -> tup
     if not 1 <= k <= len(offer.choices):
         return Verdict(FailureReason.OUT_OF_RANGE, f"path {k} was not offered (paths 1..{len(offer.choices)})")
     edges = offer.choices[k - 1]
-    chain = _walk(offer.start, edges, offer.query(k))
+    chain = walk_path(offer.start, edges, offer.query(k))
     if chain is None:  # an offer built by make_offer never gets here; a hand-made one might
         return Verdict(FailureReason.NOT_A_PATH, f"offered path {k} does not walk from {offer.start}")
     query, path = chain
@@ -269,6 +271,26 @@ def validate_sampled(
         if task is not None:
             batch.tasks.append(task)
     return batch
+
+
+def stream_offers(world: World, seed: int, stream: str, n: int, *, mode: str = "fixed", max_hops: int = 2,
+                  filters: bool = False) -> list[Offer]:
+    """Offers ``0 .. n-1`` of the named ``stream`` of ``seed`` in one world (`make_offer` seeded by
+    `osint_gym.streams.stream_seed`), so that no two samplers of offers share an item."""
+    s = stream_seed(seed, stream)
+    return [make_offer(world, s, i, mode=mode, max_hops=max_hops, filters=filters) for i in range(n)]
+
+
+Generate = Callable[[list[list[dict[str, str]]]], list[str]]  # generator prompts -> one completion each
+
+
+def sample_tasks(worlds: list[World], offers: list[Offer], generate: Generate, *, max_hops: int,
+                 id_prefix: str) -> SampledBatch:
+    """The one "sample a generator, then validate" step: ``generate`` completes the generator prompt of
+    every offer (`generator_messages`; world ``i`` is offer ``i``'s) and osint-gym validates the
+    completions (`validate_sampled`). The caller owns the model; osint-gym owns the prompt and validity."""
+    completions = generate([generator_messages(w, o) for w, o in zip(worlds, offers, strict=True)])
+    return validate_sampled(worlds, offers, completions, max_hops=max_hops, id_prefix=id_prefix)
 
 
 def grounding(offer: Offer, proposal: Proposal) -> float:

@@ -50,7 +50,7 @@ def _escape_json(match: re.Match[str]) -> str:
     return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
 
 
-def _in_charset(text: str) -> str:
+def in_charset(text: str) -> str:
     if not (text.isascii() and text.isprintable()):
         # Outside CHARSET means non-printable or exotic: inside a JSON string both may be written
         # as \\u escapes, which keeps the text valid JSON that decodes to the same data.
@@ -59,7 +59,7 @@ def _in_charset(text: str) -> str:
 
 
 def _encode_whole(data: Any) -> str:
-    return _in_charset(_ENCODER.encode(data))
+    return in_charset(_ENCODER.encode(data))
 
 
 def json_fragment(data: Any) -> str:
@@ -74,7 +74,7 @@ _LITERALS = {True: "true", False: "false", None: "null"}
 def _encode_value(value: Any) -> str:
     t = type(value)
     if t is str:
-        return _in_charset(_encode_str(value))
+        return in_charset(_encode_str(value))
     if t is int:
         return int.__repr__(value)
     if t is bool or value is None:
@@ -97,7 +97,7 @@ def _encode_in_charset(data: Any) -> str:
             if head is None:
                 if type(key) is not str:
                     return _encode_whole(data)  # json's key coercion: leave it to the encoder
-                head = _in_charset(_encode_str(key)) + ":"
+                head = in_charset(_encode_str(key)) + ":"
                 if len(_KEYS) < 4096:  # observation keys are a small, fixed vocabulary
                     _KEYS[key] = head
             parts.append(head + _encode_value(value))

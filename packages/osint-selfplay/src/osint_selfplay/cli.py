@@ -23,9 +23,9 @@ from osint_selfplay.config import load_config
 from osint_selfplay.errors import ConfigError, SelfPlayError
 from osint_selfplay.hub import DEFAULT_IMAGE, checkout_source, job_spec, push_run, spec_json, submit
 from osint_selfplay.loop import SelfPlayRun, after_run
-from osint_selfplay.phases import sample_completions
+from osint_selfplay import phases
 from osint_selfplay.report import format_summary
-from osint_selfplay.streams import GENERATE, stream_seed
+from osint_selfplay.streams import GENERATE
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -108,11 +108,13 @@ def _generate(args: argparse.Namespace) -> int:
         raise ConfigError(f"--n must be >= 1, got {args.n}")
     _check_out(Path(args.out), args.overwrite)
     world = benchmark_world(args.split)
-    offers = [proposals.make_offer(world, stream_seed(args.seed, GENERATE), i, mode=args.mode, max_hops=args.max_hops,
-                                   filters=args.offer_filters) for i in range(args.n)]
-    completions = sample_completions(args.model, [proposals.generator_messages(world, o) for o in offers],
-                                     temperature=args.temperature, seed=args.seed, max_new_tokens=128)
-    batch = proposals.validate_sampled([world] * len(offers), offers, completions, max_hops=args.max_hops, id_prefix="gen-")
+    offers = proposals.stream_offers(world, args.seed, GENERATE, args.n, mode=args.mode, max_hops=args.max_hops,
+                                     filters=args.offer_filters)
+
+    def generate(prompts: list[list[dict[str, str]]]) -> list[str]:
+        return phases.sample_completions(args.model, prompts, temperature=args.temperature, seed=args.seed, max_new_tokens=128)
+
+    batch = proposals.sample_tasks([world] * len(offers), offers, generate, max_hops=args.max_hops, id_prefix="gen-")
     tasks, reasons = batch.tasks, batch.reasons
     save_jsonl(tasks, args.out)
     print(f"valid: {len(tasks)}/{args.n} ({len(tasks) / args.n:.1%}); reasons: {json.dumps(dict(sorted(reasons.items())))}")

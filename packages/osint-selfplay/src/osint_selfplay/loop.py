@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from osint_eval.modeling import resolve_model
-from osint_gym.proposals import Offer, generator_messages, validate_sampled
+from osint_gym.proposals import Offer, sample_tasks
 from osint_gym.tasks import Task
 from osint_selfplay import controls, data, phases, relabel, streams
 from osint_selfplay.artifacts import (
@@ -214,11 +214,14 @@ class SelfPlayRun:
             rows = data.sample_rows(self.pool, cfg, r)
             offers = [Offer.from_json(row["offer"]) for row in rows]
             worlds = [self.pool.world(row["world_seed"]) for row in rows]
-            completions = phases.sample_completions(
-                current.generator, [generator_messages(w, o) for w, o in zip(worlds, offers)],
-                temperature=cfg.generator.sample_temperature, seed=stream_seed(cfg.seed, "sample_generation", r),
-                max_new_tokens=cfg.grpo_generator.max_completion_length, decoding=cfg.model.decoding)
-            batch = validate_sampled(worlds, offers, completions, max_hops=cfg.generator.max_hops, id_prefix=f"gen-r{r}-")
+
+            def generate(prompts: list[list[dict[str, str]]]) -> list[str]:
+                return phases.sample_completions(
+                    current.generator, prompts, temperature=cfg.generator.sample_temperature,
+                    seed=stream_seed(cfg.seed, "sample_generation", r),
+                    max_new_tokens=cfg.grpo_generator.max_completion_length, decoding=cfg.model.decoding)
+
+            batch = sample_tasks(worlds, offers, generate, max_hops=cfg.generator.max_hops, id_prefix=f"gen-r{r}-")
             tasks, reasons, records = batch.tasks, batch.reasons, batch.records
             # the frozen answerer's estimated solve rate of each valid task (k samples, as the generator's reward)
             rates = self._solver(current.answerer, stream_seed(cfg.seed, "sample_solver", r)).solve_rates(
@@ -390,7 +393,7 @@ class SelfPlayRun:
         models = controls.train(self, equal_compute=cfg.warm_start.control, uniform=cfg.answerer.uniform_control)
         if cfg.eval.enabled:
             self.summary.evaluation = self.run_phase(None, "evaluation", lambda: evaluate_run(self, state, models))
-        self._write_summary()
+        self.write_summary()
         return self.summary
 
     def _round(self, r: int, current: Models) -> RoundSummary:
@@ -409,7 +412,8 @@ class SelfPlayRun:
                     setattr(round_summary, step, self.answerer_phase(r, current, step))
         return round_summary
 
-    def _write_summary(self) -> None:
+    def write_summary(self) -> None:
+        """Write ``summary.json`` (the main process), then wait for every process."""
         if self.dist.is_main:
             atomic_write_json(self.root / "summary.json", self.summary.to_dict())
         self.dist.wait()
@@ -426,7 +430,7 @@ def after_run(run_dir: str | Path) -> RunSummary:
                             uniform=not summary.uniform_control)
     if cfg.eval.enabled and models:
         summary.evaluation = evaluate_controls(run, models)
-    run._write_summary()
+    run.write_summary()
     return summary
 
 
