@@ -18,12 +18,12 @@ from osint_gym import proposals
 from osint_gym.benchmark import benchmark_world
 from osint_gym.errors import OSINTGymError
 from osint_gym.tasks import save_jsonl
+from osint_selfplay import phases
 from osint_selfplay.__about__ import __version__
 from osint_selfplay.config import load_config
 from osint_selfplay.errors import ConfigError, SelfPlayError
 from osint_selfplay.hub import DEFAULT_IMAGE, checkout_source, job_spec, push_run, spec_json, submit
 from osint_selfplay.loop import SelfPlayRun, after_run
-from osint_selfplay import phases
 from osint_selfplay.report import format_summary
 from osint_selfplay.streams import GENERATE
 
