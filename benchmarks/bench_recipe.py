@@ -60,7 +60,8 @@ def main() -> None:
         tokenizer.save_pretrained(folder)
         tasks = [t for t in benchmark_tasks("v0:test") if t.difficulty in ("easy", "medium")][: args.tasks]
         policy = HFPolicy(folder, batch_size=cfg.eval.batch_size, max_new_tokens=cfg.eval.max_new_tokens, temperature=0.0)
-        episodes = run_multi_turn(policy, benchmark_world("v0:test"), tasks, spec=cfg.answerer.episode_spec(), batch_size=cfg.eval.batch_size)
+        episodes = run_multi_turn(policy, benchmark_world("v0:test"), tasks, spec=cfg.answerer.episode_spec(),
+                                  batch_size=cfg.eval.batch_size)
     from osint_eval.stats import proportion_interval
 
     print(f"success on easy + medium v0:test tasks: {proportion_interval([e.correct for e in episodes]).fmt(pct=True)}")

@@ -80,7 +80,8 @@ def _runtime_imports(path: Path) -> set[str]:
     """The first-party modules ``path`` imports when it runs, function-local imports included; imports under
     ``if TYPE_CHECKING:`` are left out (they never run, so they cannot make a cycle)."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
-    typing_only = {id(n) for block in ast.walk(tree) if isinstance(block, ast.If) and "TYPE_CHECKING" in ast.unparse(block.test)
+    typing_only = {id(n) for block in ast.walk(tree)
+                   if isinstance(block, ast.If) and "TYPE_CHECKING" in ast.unparse(block.test)
                    for n in ast.walk(block)}
     found = set()
     for node in ast.walk(tree):

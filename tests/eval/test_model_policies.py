@@ -57,7 +57,9 @@ def test_length_sorted_batches_and_episodes_in_flight_change_no_greedy_output(ti
     twice = [sampled.generate(convs, num_return_sequences=2) for _ in range(2)]
     assert twice[0] == twice[1] and len(twice[0]) == len(sampled.last_unfinished) == 2 * len(convs)
     # episodes in flight: the schedule of batches changes, the greedy episodes do not
-    runs = [run_multi_turn(HFPolicy(tiny_dir, batch_size=2, max_new_tokens=12), dev.world, dev.tasks, spec=EpisodeSpec(Budgets(max_steps=3)), in_flight=k)
+    three = EpisodeSpec(Budgets(max_steps=3))
+    runs = [run_multi_turn(HFPolicy(tiny_dir, batch_size=2, max_new_tokens=12), dev.world, dev.tasks, spec=three,
+                           in_flight=k)
             for k in (1, 4)]
     assert [(r.task_id, r.transcript, r.end) for r in runs[0]] == [(r.task_id, r.transcript, r.end) for r in runs[1]]
 
@@ -98,11 +100,12 @@ class _Scripted:
 
 
 def test_a_turn_over_the_token_budget_ends_the_episode_unanswered(dev):
-    cut_first = run_multi_turn(_Scripted("search_people name=x", {1}), dev.world, dev.tasks[:2], spec=EpisodeSpec(Budgets(max_steps=5)))
+    five = EpisodeSpec(Budgets(max_steps=5))
+    cut_first = run_multi_turn(_Scripted("search_people name=x", {1}), dev.world, dev.tasks[:2], spec=five)
     assert [(r.end, r.steps, r.transcript) for r in cut_first] == [("token_budget", 0, [])] * 2
-    cut_third = run_multi_turn(_Scripted("search_people name=x", {3}), dev.world, dev.tasks[:2], spec=EpisodeSpec(Budgets(max_steps=5)))
+    cut_third = run_multi_turn(_Scripted("search_people name=x", {3}), dev.world, dev.tasks[:2], spec=five)
     assert [(r.end, r.steps) for r in cut_third] == [("token_budget", 2)] * 2 and not any(r.correct for r in cut_third)
-    never = run_multi_turn(_Scripted("search_people name=x", set()), dev.world, dev.tasks[:2], spec=EpisodeSpec(Budgets(max_steps=5)))
+    never = run_multi_turn(_Scripted("search_people name=x", set()), dev.world, dev.tasks[:2], spec=five)
     assert [(r.end, r.steps) for r in never] == [("step_budget", 5)] * 2
 
 

@@ -8,7 +8,8 @@ from osint_gym.streams import stream_seed
 
 def test_offers_come_from_a_named_stream_and_two_streams_share_none(world):
     train = P.stream_offers(world, 0, "generate", 6)
-    assert [o.to_json() for o in train] == [P.make_offer(world, stream_seed(0, "generate"), i).to_json() for i in range(6)]
+    by_hand = [P.make_offer(world, stream_seed(0, "generate"), i).to_json() for i in range(6)]
+    assert [o.to_json() for o in train] == by_hand
     assert [o.to_json() for o in P.stream_offers(world, 0, "generate", 6)] == [o.to_json() for o in train]
     other = P.stream_offers(world, 0, "eval_generator", 6)
     assert not {o.to_json() for o in train} & {o.to_json() for o in other}

@@ -154,7 +154,8 @@ def test_the_main_jobs_shape_runs_end_to_end_then_its_controls(tmp_path, monkeyp
 
     cfg = load_config(None, micro_overrides(tmp_path / "run", **{
         "answerer.mode": "'multi_turn'", "answerer.max_turns": 6, "answerer.max_observation_chars": 4000,
-        "answerer.observation_format": "'compact'", "answerer.action_format": "'short'", "answerer.tasks_per_round": 8, "answerer.describe_tools": "false",
+        "answerer.observation_format": "'compact'", "answerer.action_format": "'short'", "answerer.tasks_per_round": 8,
+        "answerer.describe_tools": "false",
         "canonical_graph_mode": "'choose'", "generator.offer_filters": "true", "generator.max_hops": 2,
         "answerer.frontier": "[0.0, 1.0]", "grpo_generator.max_completion_length": 8, "answerer.seed_candidates": 2,
         "warm_start.answerer_examples": 24, "warm_start.packing": "true", "warm_start.control": "false",

@@ -128,7 +128,8 @@ def _old_summary() -> dict:
     rnd = {"round": 0, "generator": {"reward_first": 0.1, "reward_last": 0.2, "wall_seconds": 5.0},
            "sampled": {"proposals": 8, "valid": 4, "valid_rate": 0.5, "reasons": {}, "solve_rate_samples": 2,
                        "answerer_solve_rate_on_generated": 0.25, "wall_seconds": 2.0},
-           "answerer": {"mix": {"generated": 2, "seed": 6, "top_up": 0}, "start_model": "run/warm_start/answerer/final_model",
+           "answerer": {"mix": {"generated": 2, "seed": 6, "top_up": 0},
+                        "start_model": "run/warm_start/answerer/final_model",
                         "reward_first": 0.3, "reward_last": 0.4, "wall_seconds": 9.0}}
     return {"rounds": [rnd], "warm_start": ws, "output_dir": "run",
             "final_models": {"generator": "run/round_000/generator/final_model",

@@ -80,7 +80,8 @@ def _from_generator(model: str, world_ref: str, n: int, seed: int, options: dict
                                      filters=options.get("offer_filters", False))
     policy = HFPolicy(model, max_new_tokens=options.get("max_new_tokens", 128), temperature=options.get("temperature", 1.0), seed=seed)
     try:
-        batch = proposals.sample_tasks([w] * len(offers), offers, policy.generate, max_hops=max_hops, id_prefix="generated-")
+        batch = proposals.sample_tasks([w] * len(offers), offers, policy.generate, max_hops=max_hops,
+                                       id_prefix="generated-")
     finally:
         policy.close()
     tasks, reasons = batch.tasks, batch.reasons

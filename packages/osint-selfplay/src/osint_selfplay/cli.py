@@ -112,7 +112,8 @@ def _generate(args: argparse.Namespace) -> int:
                                      filters=args.offer_filters)
 
     def generate(prompts: list[list[dict[str, str]]]) -> list[str]:
-        return phases.sample_completions(args.model, prompts, temperature=args.temperature, seed=args.seed, max_new_tokens=128)
+        return phases.sample_completions(args.model, prompts, temperature=args.temperature, seed=args.seed,
+                                         max_new_tokens=128)
 
     batch = proposals.sample_tasks([world] * len(offers), offers, generate, max_hops=args.max_hops, id_prefix="gen-")
     tasks, reasons = batch.tasks, batch.reasons

@@ -184,9 +184,12 @@ class AnswererConfig:
     observation_format: str = _f("json", "Multi turn: the env's observations, 'json' or 'compact' (one record per line, ids only).")
     action_format: str = _f("json", "Multi turn: the demonstrations' and system prompt's action syntax, 'json' or 'short' "
                                     "(get_profile person_7, answer person_3); the env accepts both.")
-    describe_tools: bool = _f(True, "Multi turn: false serves no system message and a reset observation of the question "
-                                    "alone (the env's describe_tools): for a model trained from scratch on this format, whose "
-                                    "demonstrations lose a third of their tokens; a pretrained model needs the description.")
+    describe_tools: bool = _f(
+        True,
+        "Multi turn: false serves no system message and a reset observation of the question alone (the env's "
+        "describe_tools): for a model trained from scratch on this format, whose demonstrations lose a third of "
+        "their tokens; a pretrained model needs the description.",
+    )
     def __post_init__(self) -> None:
         _choice("answerer.mode", self.mode, ("single_turn", "multi_turn"))
         _positive("answerer.max_turns", self.max_turns)

@@ -153,7 +153,8 @@ class SelfPlayRun:
             atomic_write_json(self.root / "run.json", {
                 "config": self.cfg.to_dict(), "versions": package_versions(), "git_sha": git_sha(),
                 "seeds": {"run": self.cfg.seed}, "started": time.strftime("%Y-%m-%dT%H:%M:%S"), "machine": self.machine,
-                "base_models": {role: {"path": path, "sha256": folder_digest(path)} for role, path in bases.to_dict().items()},
+                "base_models": {role: {"path": path, "sha256": folder_digest(path)}
+                                for role, path in bases.to_dict().items()},
             })
         self.dist.wait()
 
@@ -258,7 +259,8 @@ class SelfPlayRun:
             rows, mix = self._answerer_rows(r, start, generated, step, out)
             rollout = None
             if cfg.answerer.mode == "multi_turn":
-                rollout = MultiTurnRollout(self.pool, rows, spec=cfg.answerer.episode_spec(), decoding=cfg.model.decoding)
+                rollout = MultiTurnRollout(self.pool, rows, spec=cfg.answerer.episode_spec(),
+                                           decoding=cfg.model.decoding)
                 reward: Any = EpisodeReward(cfg.parl, cfg.grpo_answerer.num_generations)
             else:
                 reward = AnswererReward(cfg.grpo_answerer.num_generations)

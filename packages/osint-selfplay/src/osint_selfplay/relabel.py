@@ -119,7 +119,8 @@ def _shard(policy: Any, pool: WorldPool, cfg: RunConfig, items: list[dict[str, A
         spec = cfg.answerer.episode_spec()
         for world_seed, tasks in by_world.items():
             world = pool.world(world_seed)
-            for task, result in zip(tasks, run_multi_turn(policy, world, tasks, spec=spec, batch_size=cfg.eval.batch_size)):
+            results = run_multi_turn(policy, world, tasks, spec=spec, batch_size=cfg.eval.batch_size)
+            for task, result in zip(tasks, results):
                 counts["episodes"] += 1
                 if result.correct:
                     counts["solved"] += 1

@@ -100,7 +100,8 @@ class RunSummary:
         if not isinstance(data, dict):
             raise ConfigError(f"a run summary must be a JSON object; got {type(data).__name__}")
         values = _known(cls, data, "summary")
-        values["rounds"] = [RoundSummary.from_dict(r, f"summary.rounds[{i}]") for i, r in enumerate(data.get("rounds", []))]
+        rounds = data.get("rounds", [])
+        values["rounds"] = [RoundSummary.from_dict(r, f"summary.rounds[{i}]") for i, r in enumerate(rounds)]
         for name in ("final_models", "warm_start_models"):
             if values.get(name) is not None:
                 values[name] = Models.from_dict(values[name], f"summary.{name}")
@@ -118,5 +119,7 @@ def _known(cls: type, data: dict[str, Any], where: str) -> dict[str, Any]:
     names = {f.name for f in dataclasses.fields(cls)}
     unknown = sorted(set(data) - names)
     if unknown:
-        raise ConfigError(f"{where}: unknown key(s) {', '.join(map(repr, unknown))}; expected {', '.join(sorted(names))}")
+        raise ConfigError(
+            f"{where}: unknown key(s) {', '.join(map(repr, unknown))}; expected {', '.join(sorted(names))}"
+        )
     return dict(data)
