@@ -88,7 +88,7 @@ def clean_partials(root: Path) -> None:
             shutil.rmtree(p, ignore_errors=True) if p.is_dir() else p.unlink(missing_ok=True)
 
 
-class Phases:
+class PhaseMarkers:
     """Phase markers under ``<output_dir>/round_NNN/<phase>.done.json``."""
 
     def __init__(self, root: Path) -> None:

@@ -21,7 +21,7 @@ from osint_gym.proposals import Offer, sample_tasks
 from osint_gym.tasks import Task
 from osint_selfplay import controls, data, phases, relabel, streams
 from osint_selfplay.artifacts import (
-    Phases,
+    PhaseMarkers,
     atomic_write_json,
     atomic_write_jsonl,
     clean_partials,
@@ -72,7 +72,7 @@ class SelfPlayRun:
     def __init__(self, cfg: RunConfig, *, resume: bool = False, overwrite: bool = False) -> None:
         self.cfg = cfg
         self.root = Path(cfg.output_dir)
-        self.markers = Phases(self.root)
+        self.markers = PhaseMarkers(self.root)
         manifest = self.root / "run.json"
         if manifest.is_file() and not resume and not overwrite:
             raise ConfigError(f"{self.root} already holds a run; pass --resume to continue it, --overwrite to replace it, "
