@@ -31,12 +31,14 @@ def main() -> None:
     from osint_eval.policies import HFPolicy
     from osint_eval.runner import run_multi_turn
     from osint_gym.benchmark import benchmark_tasks, benchmark_world
+    from osint_gym.episode import EpisodeSpec
+    from osint_gym.tasks import Budgets
 
     torch.set_num_threads(args.threads)
     world, tasks = benchmark_world("v0:test"), benchmark_tasks("v0:test")[: args.tasks]
     policy = HFPolicy(resolve_model(args.model), batch_size=args.batch, max_new_tokens=40)
-    kw = {"max_steps": 8, "max_parallel_calls": 4, "max_observation_chars": 4000, "observation_format": "compact",
-          "action_format": "short", "bare_prompt": True, "batch_size": args.batch}
+    kw = {"spec": EpisodeSpec(Budgets(8, 4, 4000, "compact"), action_format="short", describe_tools=False),
+          "batch_size": args.batch}
     rows = []
     for k in (int(x) for x in args.in_flight.split(",")):
         t0 = time.perf_counter()

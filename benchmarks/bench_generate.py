@@ -21,9 +21,11 @@ import torch
 from osint_eval.policies import HFPolicy
 from osint_eval.runner import run_multi_turn
 from osint_gym.benchmark import benchmark_tasks, benchmark_world
+from osint_gym.episode import EpisodeSpec
+from osint_gym.tasks import Budgets
 
-EPISODE = {"max_steps": 8, "max_parallel_calls": 4, "max_observation_chars": 4000, "observation_format": "compact",
-           "action_format": "short", "bare_prompt": True, "batch_size": 32, "in_flight": 4}
+EPISODE = {"spec": EpisodeSpec(Budgets(8, 4, 4000, "compact"), action_format="short", describe_tools=False),
+           "batch_size": 32, "in_flight": 4}
 
 
 def main() -> None:

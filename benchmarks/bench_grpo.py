@@ -62,9 +62,7 @@ def run(model: str, mode: str, head: str, steps: int, tmp: Path) -> dict[str, An
     pool = WorldPool(cfg.train_worlds, cfg.seed)
     rows, _ = data.mix_answerer_rows(pool, cfg, [], 0)
     a = cfg.answerer
-    rollout = _TimedRollout(pool, rows, max_turns=a.max_turns, max_parallel_calls=a.max_parallel_calls,
-                            max_observation_chars=a.max_observation_chars, observation_format=a.observation_format,
-                            bare=a.bare_prompt, decoding=mode)
+    rollout = _TimedRollout(pool, rows, spec=a.episode_spec(), decoding=mode)
     reward = _TimedReward(cfg.parl, cfg.grpo_answerer.num_generations)
     plain = trl_compat.plain_lm_head
     if head == "trl":  # the reference: TRL's own head

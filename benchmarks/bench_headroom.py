@@ -34,7 +34,6 @@ def main() -> None:
     from osint_eval.runner import run_multi_turn
     from osint_selfplay import data, streams
     from osint_selfplay.config import load_config
-    from osint_selfplay.evaluate import episode_kwargs
     from osint_selfplay.solver import SolverSampler
     from osint_selfplay.worlds import WorldPool
 
@@ -52,7 +51,7 @@ def main() -> None:
     for idx in by_world.values():
         world = items[idx[0]][0]
         results = run_multi_turn(greedy_policy, world, [items[i][1] for i in idx],
-                                 **episode_kwargs(cfg.answerer, cfg.eval.batch_size))
+                                 spec=cfg.answerer.episode_spec(), batch_size=cfg.eval.batch_size)
         for i, r in zip(idx, results):
             greedy[i] = r.correct
     greedy_policy.close()

@@ -40,7 +40,6 @@ from osint_gym.benchmark import benchmark_tasks, benchmark_world
 from osint_selfplay import data, phases, relabel
 from osint_selfplay.artifacts import pin_determinism, read_jsonl
 from osint_selfplay.config import apply_overrides, config_from_dict
-from osint_selfplay.evaluate import episode_kwargs
 from osint_selfplay.grpo_config import GRPOPhaseConfig
 from osint_selfplay.rewards import EpisodeReward
 from osint_selfplay.rollout import MultiTurnRollout
@@ -119,9 +118,7 @@ def _grpo(cfg: Any, pool: WorldPool, start: str, seconds: float, out: Path, step
 
     rows, _ = data.mix_answerer_rows(pool, cfg, [], 0)
     a = cfg.answerer
-    rollout = MultiTurnRollout(pool, rows, max_turns=a.max_turns, max_parallel_calls=a.max_parallel_calls,
-                               max_observation_chars=a.max_observation_chars, observation_format=a.observation_format,
-                               bare=a.bare_prompt, decoding=cfg.model.decoding)
+    rollout = MultiTurnRollout(pool, rows, spec=a.episode_spec(), decoding=cfg.model.decoding)
     reward = EpisodeReward(cfg.parl, cfg.grpo_answerer.num_generations)
     phase_cfg = GRPOPhaseConfig(**{**cfg.grpo_answerer.to_dict(), "max_steps": 100_000})
     metrics = phases.run_grpo(start, rows, reward, phase_cfg, cfg, out, "answerer", cfg.model.answerer,
@@ -211,7 +208,7 @@ def main() -> None:
                                temperature=0.0, decoding=cfg.model.decoding) for name, path in models.items()}
     pairs = [("warm_start", m) for m in rows] + [("control", m) for m in rows if m != "control" and "control" in rows]
     report = evaluate(policies, taskset, mode="multi_turn", seed=cfg.seed, comparisons=pairs, workers=args.workers,
-                      **episode_kwargs(cfg.answerer, cfg.eval.batch_size))
+                      spec=cfg.answerer.episode_spec(), batch_size=cfg.eval.batch_size)
     for p in policies.values():
         p.close()
     from osint_eval.report import write_report

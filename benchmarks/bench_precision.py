@@ -73,7 +73,6 @@ def episodes_rate(model_dir: str, tasks: int, autocast: bool) -> tuple[float, li
     from osint_eval.runner import run_multi_turn
     from osint_gym.benchmark import benchmark_tasks, benchmark_world
     from osint_selfplay.config import load_config
-    from osint_selfplay.evaluate import episode_kwargs
 
     cfg = load_config(str(CONFIG))
     policy = HFPolicy(model_dir, batch_size=cfg.eval.batch_size, max_new_tokens=cfg.eval.max_new_tokens,
@@ -82,7 +81,7 @@ def episodes_rate(model_dir: str, tasks: int, autocast: bool) -> tuple[float, li
     t0 = time.perf_counter()
     with torch.autocast("cpu", dtype=torch.bfloat16, enabled=autocast):
         results = run_multi_turn(policy, benchmark_world("v0:test"), chosen,
-                                 **episode_kwargs(cfg.answerer, cfg.eval.batch_size))
+                                 spec=cfg.answerer.episode_spec(), batch_size=cfg.eval.batch_size)
     seconds = time.perf_counter() - t0
     policy.close()
     return tasks / seconds, [r.submitted for r in results]

@@ -35,7 +35,6 @@ def main() -> None:
     from osint_gym.benchmark import benchmark_tasks, benchmark_world
     from osint_selfplay import data, sft
     from osint_selfplay.config import load_config
-    from osint_selfplay.evaluate import episode_kwargs
     from osint_selfplay.worlds import WorldPool
 
     cfg = load_config(args.config, args.set)
@@ -61,7 +60,8 @@ def main() -> None:
         tokenizer.save_pretrained(folder)
         tasks = [t for t in benchmark_tasks("v0:test") if t.difficulty in ("easy", "medium")][: args.tasks]
         policy = HFPolicy(folder, batch_size=cfg.eval.batch_size, max_new_tokens=cfg.eval.max_new_tokens, temperature=0.0)
-        episodes = run_multi_turn(policy, benchmark_world("v0:test"), tasks, **episode_kwargs(cfg.answerer, cfg.eval.batch_size))
+        episodes = run_multi_turn(policy, benchmark_world("v0:test"), tasks, spec=cfg.answerer.episode_spec(),
+                                  batch_size=cfg.eval.batch_size)
     from osint_eval.stats import proportion_interval
 
     print(f"success on easy + medium v0:test tasks: {proportion_interval([e.correct for e in episodes]).fmt(pct=True)}")

@@ -4,7 +4,7 @@ Run: ``python benchmarks/bench_workers.py --model PATH [--demos 6000] [--tasks 5
 1. Oracle demonstrations (`osint_selfplay.data.sft_multi_turn_rows`, the main job's config) with
    ``warm_start.workers = 1`` and ``= --workers``: seconds, the ratio, and whether the rows are the same.
 2. A model's greedy multi-turn evaluation (`osint_eval.evaluate`, the main job's episode settings:
-   `osint_selfplay.evaluate.episode_kwargs`)
+   `AnswererConfig.episode_spec`)
    on the first ``--tasks`` v0:test tasks with ``workers = 1`` and ``= --workers``: seconds, the ratio
    and whether every episode's submission and reward are the same. Use a trained model (for example
    ``runs/tiny-cpu/warm_start/shared/final_model``): an untrained one ends every episode in one turn.
@@ -59,7 +59,6 @@ def evaluation(model: str, n: int, workers: int) -> dict:
     from osint_eval.policies import HFPolicy
     from osint_eval.tasks import load_tasks
     from osint_selfplay.config import load_config
-    from osint_selfplay.evaluate import episode_kwargs
 
     cfg = load_config(MAIN_JOB, [])
     taskset, path = load_tasks(cfg.eval.tasks, limit=n), resolve_model(model)
@@ -67,7 +66,7 @@ def evaluation(model: str, n: int, workers: int) -> dict:
     def run(w: int) -> list[tuple[str, Any, float]]:
         policy = HFPolicy(path, batch_size=cfg.eval.batch_size, max_new_tokens=cfg.eval.max_new_tokens)
         report = evaluate({"m": policy}, taskset, mode=cfg.answerer.mode, progress=False, workers=w,
-                          **episode_kwargs(cfg.answerer, cfg.eval.batch_size))
+                          spec=cfg.answerer.episode_spec(), batch_size=cfg.eval.batch_size)
         return [(e.task_id, e.submitted, e.reward) for e in report.episodes["m"]]
 
     return one_vs_many(f"evaluation (n={n} {cfg.eval.tasks} tasks)", "episodes", n, workers, run)

@@ -39,14 +39,12 @@ def main() -> None:
     tasks = [t for t in benchmark_tasks("v0:test") if t.difficulty in ("easy", "medium")][: args.tasks]
     episodes = []
     for task in tasks:
-        env = OSINTEnv(world=world, tasks=[task], max_steps=a.max_turns, max_parallel_calls=a.max_parallel_calls,
-                       max_observation_chars=a.max_observation_chars, observation_format=a.observation_format,
-                       describe_tools=not a.bare_prompt)
+        env = OSINTEnv(world=world, tasks=[task], **a.episode_spec().env_kwargs())
         record = run_episode(env, OracleAgent(action_format=a.action_format, names_first=True), seed=0, options={"task_index": 0})
         if record.correct:
             messages = chat.episode_messages(record.first_observation, [t.action for t in record.turns],
                                              [t.observation for t in record.turns[:-1]], short=a.action_format == "short",
-                                             system=not a.bare_prompt)
+                                             system=a.describe_tools)
             episodes.append((task, messages))
     prompts, turns = [], []  # (episode, kind, demonstrated turn)
     for e, (_, messages) in enumerate(episodes):

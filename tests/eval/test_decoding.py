@@ -15,6 +15,8 @@ from osint_eval.modeling import load_model_and_tokenizer
 from osint_eval.policies import HFPolicy
 from osint_eval.runner import run_multi_turn
 from osint_eval.tasks import load_tasks
+from osint_gym.episode import EpisodeSpec
+from osint_gym.tasks import Budgets
 
 TINY = "tiny:64x2"
 
@@ -113,7 +115,7 @@ def test_multi_turn_episodes_are_the_same_in_every_decoding_mode(tiny):
     for mode in ("generate", "exact", "prefix"):
         policy = HFPolicy(path, batch_size=4, max_new_tokens=10, decoding=mode)
         assert policy.describe()["decoding"] == mode
-        episodes = run_multi_turn(policy, dev.world, dev.tasks, max_steps=3)
+        episodes = run_multi_turn(policy, dev.world, dev.tasks, spec=EpisodeSpec(Budgets(max_steps=3)))
         runs[mode] = [(r.transcript, r.end, r.reward) for r in episodes]
     assert runs["exact"] == runs["generate"] and runs["prefix"] == runs["generate"]
 

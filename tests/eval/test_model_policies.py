@@ -9,6 +9,8 @@ from osint_eval.cli import main
 from osint_eval.policies import HFPolicy, OpenAIPolicy
 from osint_eval.runner import run_multi_turn, run_single_turn
 from osint_eval.tasks import load_tasks
+from osint_gym.episode import EpisodeSpec
+from osint_gym.tasks import Budgets
 from tests.serving import free_port, transformers_serve
 
 TINY = "tiny:64x2"
@@ -36,7 +38,7 @@ def test_hf_policy_single_and_multi_turn_batched_and_seeded(tiny_dir, dev):
     outs = [p.generate([[{"role": "user", "content": t.question}] for t in dev.tasks]) for p in sampled]
     assert outs[0] == outs[1] and outs[0] != outs[2]
     policy = HFPolicy(tiny_dir, batch_size=8, max_new_tokens=12)
-    multi = run_multi_turn(policy, dev.world, dev.tasks[:4], max_steps=3)
+    multi = run_multi_turn(policy, dev.world, dev.tasks[:4], spec=EpisodeSpec(Budgets(max_steps=3)))
     assert [r.task_id for r in multi] == [t.task_id for t in dev.tasks[:4]]
     assert all(0 <= r.steps <= 3 and len(r.transcript) == r.steps for r in multi)
     # an untrained model rambles past max_new_tokens: the per-turn token budget ends its episode, unanswered
@@ -55,7 +57,9 @@ def test_length_sorted_batches_and_episodes_in_flight_change_no_greedy_output(ti
     twice = [sampled.generate(convs, num_return_sequences=2) for _ in range(2)]
     assert twice[0] == twice[1] and len(twice[0]) == len(sampled.last_unfinished) == 2 * len(convs)
     # episodes in flight: the schedule of batches changes, the greedy episodes do not
-    runs = [run_multi_turn(HFPolicy(tiny_dir, batch_size=2, max_new_tokens=12), dev.world, dev.tasks, max_steps=3, in_flight=k)
+    three = EpisodeSpec(Budgets(max_steps=3))
+    runs = [run_multi_turn(HFPolicy(tiny_dir, batch_size=2, max_new_tokens=12), dev.world, dev.tasks, spec=three,
+                           in_flight=k)
             for k in (1, 4)]
     assert [(r.task_id, r.transcript, r.end) for r in runs[0]] == [(r.task_id, r.transcript, r.end) for r in runs[1]]
 
@@ -96,11 +100,12 @@ class _Scripted:
 
 
 def test_a_turn_over_the_token_budget_ends_the_episode_unanswered(dev):
-    cut_first = run_multi_turn(_Scripted("search_people name=x", {1}), dev.world, dev.tasks[:2], max_steps=5)
+    five = EpisodeSpec(Budgets(max_steps=5))
+    cut_first = run_multi_turn(_Scripted("search_people name=x", {1}), dev.world, dev.tasks[:2], spec=five)
     assert [(r.end, r.steps, r.transcript) for r in cut_first] == [("token_budget", 0, [])] * 2
-    cut_third = run_multi_turn(_Scripted("search_people name=x", {3}), dev.world, dev.tasks[:2], max_steps=5)
+    cut_third = run_multi_turn(_Scripted("search_people name=x", {3}), dev.world, dev.tasks[:2], spec=five)
     assert [(r.end, r.steps) for r in cut_third] == [("token_budget", 2)] * 2 and not any(r.correct for r in cut_third)
-    never = run_multi_turn(_Scripted("search_people name=x", set()), dev.world, dev.tasks[:2], max_steps=5)
+    never = run_multi_turn(_Scripted("search_people name=x", set()), dev.world, dev.tasks[:2], spec=five)
     assert [(r.end, r.steps) for r in never] == [("step_budget", 5)] * 2
 
 
@@ -112,8 +117,8 @@ def test_a_bare_prompt_shows_the_policy_the_question_alone(dev):
 
     for bare in (False, True):
         policy = Recording("answer person_0", set())
-        run_multi_turn(policy, dev.world, dev.tasks[:2], max_steps=3, observation_format="compact", action_format="short",
-                       bare_prompt=bare)
+        spec = EpisodeSpec(Budgets(max_steps=3, observation_format="compact"), "short", describe_tools=not bare)
+        run_multi_turn(policy, dev.world, dev.tasks[:2], spec=spec)
         first = [conv[0] for conv in policy.seen]
         if bare:
             assert [conv for conv in policy.seen] == [[{"role": "user", "content": t.question}] for t in dev.tasks[:2]]

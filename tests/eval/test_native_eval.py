@@ -10,6 +10,8 @@ from osint_eval.runner import run_multi_turn
 from osint_eval.tasks import load_tasks
 from osint_gym import chat
 from osint_gym.actions import parse_action
+from osint_gym.episode import EpisodeSpec
+from osint_gym.tasks import Budgets
 
 from .native_chat import hermes_calls, qwen_style_tokenizer
 
@@ -88,7 +90,7 @@ def test_hf_policy_passes_the_env_schemas_to_a_tool_template(native_dir, dev):
     plain = HFPolicy(str(tiny_path(TINY)), batch_size=4, max_new_tokens=4)
     native = HFPolicy(native_dir, batch_size=4, max_new_tokens=4)
     assert native.native_tools and not plain.native_tools
-    results = run_multi_turn(native, dev.world, dev.tasks[:2], max_steps=2)
+    results = run_multi_turn(native, dev.world, dev.tasks[:2], spec=EpisodeSpec(Budgets(max_steps=2)))
     # an untrained model: any text is handled; a turn over max_new_tokens ends the episode unanswered
     assert len(results) == 2 and all(len(r.transcript) >= 1 or r.end == "token_budget" for r in results)
     assert not any(r.correct for r in results)

@@ -9,6 +9,8 @@ from osint_eval.metrics import compare, summarize
 from osint_eval.policies import OraclePolicy, RandomGuessPolicy, RandomValidPolicy, make_policy
 from osint_eval.runner import run_multi_turn, run_single_turn
 from osint_eval.tasks import load_tasks
+from osint_gym.episode import EpisodeSpec
+from osint_gym.tasks import Budgets
 
 
 @pytest.fixture(scope="module")
@@ -27,7 +29,7 @@ def test_oracle_is_the_upper_bound_in_both_modes(dev):
 
 def test_multi_turn_runs_in_the_compact_rendering_under_its_budgets(dev):
     from osint_gym.errors import TaskError
-    from osint_gym.tasks import Budgets, verified
+    from osint_gym.tasks import verified
 
     budgets = Budgets(24, 4, 2000, "compact")
     tasks = []
@@ -37,8 +39,8 @@ def test_multi_turn_runs_in_the_compact_rendering_under_its_budgets(dev):
         except TaskError:
             continue
     assert len(tasks) >= 25
-    multi = run_multi_turn(OraclePolicy(), dev.world, tasks, max_observation_chars=2000, observation_format="compact",
-                           action_format="short", batch_size=8)
+    spec = EpisodeSpec(Budgets(max_observation_chars=2000, observation_format="compact"), action_format="short")
+    multi = run_multi_turn(OraclePolicy(), dev.world, tasks, spec=spec, batch_size=8)
     assert all(r.correct for r in multi)
     observations = [turn["observation"] for r in multi for turn in r.transcript]
     assert all(o.startswith("step ") and len(o) <= 2000 for o in observations)

@@ -114,7 +114,7 @@ def test_round_rows_are_verified_under_the_compact_budget(tmp_path):
     pool = WorldPool(cfg.train_worlds, cfg.seed)
     rows, counts = data.mix_answerer_rows(pool, cfg, [], 0)
     assert counts["rows"] == len(rows) >= 5 and counts["unsolvable_under_budget"] + len(rows) <= 6
-    budgets = data.answerer_budgets(cfg)
+    budgets = cfg.answerer.budgets()
     assert budgets.observation_format == "compact" and budgets.max_observation_chars == 1200
     for row in rows:
         task = json.loads(row["task"])
@@ -132,7 +132,7 @@ def test_a_bare_prompt_is_the_question_alone_in_demonstrations_and_round_rows(tm
 
     cfg = load_config(None, micro_overrides(tmp_path, **{
         "answerer.mode": "'multi_turn'", "answerer.max_observation_chars": 1200, "answerer.observation_format": "'compact'",
-        "answerer.action_format": "'short'", "answerer.bare_prompt": "true", "answerer.tasks_per_round": 6,
+        "answerer.action_format": "'short'", "answerer.describe_tools": "false", "answerer.tasks_per_round": 6,
         "answerer.generated_share": 0.0, "warm_start.answerer_examples": 8}))
     pool = WorldPool(cfg.train_worlds, cfg.seed)
     demos, counts = data.sft_multi_turn_rows(pool, cfg)
@@ -154,7 +154,8 @@ def test_the_main_jobs_shape_runs_end_to_end_then_its_controls(tmp_path, monkeyp
 
     cfg = load_config(None, micro_overrides(tmp_path / "run", **{
         "answerer.mode": "'multi_turn'", "answerer.max_turns": 6, "answerer.max_observation_chars": 4000,
-        "answerer.observation_format": "'compact'", "answerer.action_format": "'short'", "answerer.tasks_per_round": 8, "answerer.bare_prompt": "true",
+        "answerer.observation_format": "'compact'", "answerer.action_format": "'short'", "answerer.tasks_per_round": 8,
+        "answerer.describe_tools": "false",
         "canonical_graph_mode": "'choose'", "generator.offer_filters": "true", "generator.max_hops": 2,
         "answerer.frontier": "[0.0, 1.0]", "grpo_generator.max_completion_length": 8, "answerer.seed_candidates": 2,
         "warm_start.answerer_examples": 24, "warm_start.packing": "true", "warm_start.control": "false",
@@ -167,7 +168,7 @@ def test_the_main_jobs_shape_runs_end_to_end_then_its_controls(tmp_path, monkeyp
     # the micro generator rarely writes a valid proposal: sample the first offered path ("P: 1") instead, so
     # generated tasks reach the answerer (osint-gym still resolves, phrases and verifies each one)
     monkeypatch.setattr(phases, "sample_completions", lambda model, prompts, **kw: ["P: 1"] * len(prompts))
-    first = SelfPlayRun(cfg).run()
+    first = SelfPlayRun(cfg).run().to_dict()
     assert "control" not in first and "uniform_control" not in first and "control" not in first["evaluation"]["headline"]
     report_before = json.loads((tmp_path / "run" / "eval" / "report.json").read_text())
     from osint_selfplay.report import format_summary

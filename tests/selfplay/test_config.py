@@ -4,7 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from osint_selfplay.config import RunConfig, load_config
+from osint_gym.tasks import DEFAULT_BUDGETS
+from osint_selfplay.config import RunConfig, config_from_dict, load_config
 from osint_selfplay.errors import ConfigError
 from osint_selfplay.grpo_config import GRPOPhaseConfig
 
@@ -180,3 +181,34 @@ def test_shipped_configs_pass_trls_own_checks(tmp_path):
     for path in sorted(CONFIGS.glob("*.toml")):
         check_run(load_config(str(path), [f"output_dir='{tmp_path / path.stem}'"]))
         assert not (tmp_path / path.stem).exists()  # checking writes nothing
+
+
+def test_the_renamed_bare_prompt_still_loads_as_describe_tools_with_a_warning(tmp_path):
+    path = tmp_path / "old.toml"
+    path.write_text('[answerer]\nmode = "multi_turn"\nbare_prompt = true\n')
+    with pytest.warns(FutureWarning, match=r"^answerer\.bare_prompt is deprecated: use answerer\.describe_tools$"):
+        cfg = load_config(str(path))
+    assert cfg.answerer.describe_tools is False and cfg.answerer.episode_spec().describe_tools is False
+    with pytest.warns(FutureWarning):
+        assert load_config(None, ["answerer.bare_prompt=false"]).answerer.describe_tools is True
+    with pytest.warns(FutureWarning):  # a run.json written before the rename resumes with the same config
+        old = {**load_config(None).to_dict(), "answerer": {**load_config(None).to_dict()["answerer"]}}
+        old["answerer"]["bare_prompt"] = old["answerer"].pop("describe_tools") is False
+        assert config_from_dict(old) == load_config(None)
+
+
+def test_old_and_new_names_together_are_one_line_error():
+    with pytest.raises(ConfigError, match=r"^answerer\.bare_prompt was renamed answerer\.describe_tools; "
+                                          r"set only answerer\.describe_tools$"):
+        load_config(None, ["answerer.bare_prompt=true", "answerer.describe_tools=false"])
+
+
+def test_the_episode_spec_is_built_from_the_answerer_section():
+    cfg = load_config(None, ["answerer.mode='multi_turn'", "answerer.max_turns=5", "answerer.max_parallel_calls=2",
+                             "answerer.max_observation_chars=900", "answerer.observation_format='compact'",
+                             "answerer.action_format='short'", "answerer.describe_tools=false"])
+    spec = cfg.answerer.episode_spec()
+    assert spec.env_kwargs() == {"max_steps": 5, "max_parallel_calls": 2, "max_observation_chars": 900,
+                                 "observation_format": "compact", "describe_tools": False}
+    assert spec.action_format == "short" and cfg.answerer.budgets() == spec.budgets
+    assert load_config(None).answerer.budgets() == DEFAULT_BUDGETS  # single turn: tasks verified under the defaults

@@ -51,8 +51,7 @@ def _setup(tmp_path, model, decoding="generate", **extra):
     pool = WorldPool(cfg.train_worlds, cfg.seed)
     rows, _ = data.mix_answerer_rows(pool, cfg, [], 0)
     a = cfg.answerer
-    rollout = MultiTurnRollout(pool, rows, max_turns=a.max_turns, max_parallel_calls=a.max_parallel_calls,
-                               max_observation_chars=a.max_observation_chars, decoding=decoding)
+    rollout = MultiTurnRollout(pool, rows, spec=a.episode_spec(), decoding=decoding)
     return cfg, rows, rollout, _trainer(model, rows, rollout, cfg, tmp_path)
 
 
@@ -130,8 +129,7 @@ def test_multi_turn_grpo_phase_changes_parameters(tmp_path, oracle_tuned):
     pool = WorldPool(cfg.train_worlds, cfg.seed)
     rows, _ = data.mix_answerer_rows(pool, cfg, [], 0)
     a = cfg.answerer
-    rollout = MultiTurnRollout(pool, rows, max_turns=a.max_turns, max_parallel_calls=a.max_parallel_calls,
-                               max_observation_chars=a.max_observation_chars, decoding="prefix")
+    rollout = MultiTurnRollout(pool, rows, spec=a.episode_spec(), decoding="prefix")
     m = phases.run_grpo(oracle_tuned, rows, EpisodeReward(cfg.parl, cfg.grpo_answerer.num_generations), cfg.grpo_answerer, cfg, tmp_path / "p", "answerer", TINY, 0,
                         rollout_func=rollout)
     assert m["health"]["parameters_changed"] > 0, m

@@ -49,12 +49,10 @@ def episode(tmp_path_factory):
     rows, _ = data.mix_answerer_rows(pool, cfg, [], 0)
     a = cfg.answerer
     row = rows[0]
-    rollout = MultiTurnRollout(pool, rows, max_turns=a.max_turns, max_parallel_calls=a.max_parallel_calls,
-                               max_observation_chars=a.max_observation_chars)
+    rollout = MultiTurnRollout(pool, rows, spec=a.episode_spec())
     from osint_gym.tasks import Task
 
-    env = episode_env(pool, Task.from_dict(json.loads(row["task"])), cast(int, row["world_seed"]), a.max_turns,
-                      a.max_parallel_calls, a.max_observation_chars)
+    env = episode_env(pool, Task.from_dict(json.loads(row["task"])), cast(int, row["world_seed"]), a.episode_spec())
     record = run_episode(env, OracleAgent(), seed=0, options={"task_index": 0})
     assert record.correct and len(record.turns) >= 2  # at least one observation between model turns
     return row, rollout, record, env.schemas

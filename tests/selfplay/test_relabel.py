@@ -22,7 +22,7 @@ def _micro(tmp_path, **extra):
     return load_config(None, micro_overrides(tmp_path / "run", **{
         "answerer.mode": "'multi_turn'", "answerer.max_turns": 6, "answerer.max_observation_chars": 4000,
         "answerer.observation_format": "'compact'", "answerer.action_format": "'short'", "answerer.tasks_per_round": 4,
-        "answerer.bare_prompt": "true", "canonical_graph_mode": "'choose'", "generator.max_hops": 2,
+        "answerer.describe_tools": "false", "canonical_graph_mode": "'choose'", "generator.max_hops": 2,
         "grpo_generator.max_completion_length": 8, "warm_start.answerer_examples": 24, "warm_start.packing": "true",
         "warm_start.decay_fraction": 0.5, "warm_start.max_length": 768, "warm_start.batch_size": 2,
         "warm_start.control": "true", "eval.max_new_tokens": 24, "eval.difficulties": "[]", "eval.limit": 4,
@@ -33,7 +33,7 @@ def _micro(tmp_path, **extra):
 def test_a_relabelling_round_trains_on_the_teachers_turns_and_its_control_gets_its_time(tmp_path):
     from osint_selfplay.loop import SelfPlayRun
 
-    summary = SelfPlayRun(_micro(tmp_path, **{"eval.curve_tasks": 3, "eval.curve_every": 2})).run()
+    summary = SelfPlayRun(_micro(tmp_path, **{"eval.curve_tasks": 3, "eval.curve_every": 2})).run().to_dict()
     rnd = summary["rounds"][0]
     assert "answerer" not in rnd  # relabel.grpo = false: relabelling is the answerer's whole update
     phase = rnd["relabel"]
@@ -142,8 +142,7 @@ def test_relabelled_conversations_rename_made_up_words_as_the_demonstrations_do(
         named = words(task.question)
         if not named:
             continue
-        env = episode_env(pool, task, world.seed, a.max_turns, a.max_parallel_calls, a.max_observation_chars,
-                          observation_format=a.observation_format, bare=a.bare_prompt)
+        env = episode_env(pool, task, world.seed, a.episode_spec())
         demo = run_episode(env, OracleAgent(a.action_format, names_first=True), seed=0, options={"task_index": 0})
         student = [demo.turns[0].action]  # the demonstrator's first turn, then the teacher from there
         rows, _ = relabel.relabel_episode(pool, cfg, world, task, student)
@@ -165,12 +164,13 @@ def test_relabelled_conversations_rename_made_up_words_as_the_demonstrations_do(
 
 def test_the_controls_budget_counts_sft_steps_as_steps_and_converts_every_other_second():
     from osint_selfplay.controls import budget_steps
+    from osint_selfplay.state import RoundSummary
 
     warm = {"steps": 1000, "seconds": 200.0}  # 5 steps a second on this machine
-    rounds = [{"round": 0, "generator": {"wall_seconds": 10.0, "steps": 3},
-               "relabel": {"wall_seconds": 100.0, "sft_steps": 300, "sft_seconds": 70.0, "curve_seconds": 6.0,
-                           "steps": 300},
-               "answerer": {"wall_seconds": 20.0, "curve_seconds": 4.0, "steps": 6}}]
+    rounds = [RoundSummary(round=0, generator={"wall_seconds": 10.0, "steps": 3},
+                           relabel={"wall_seconds": 100.0, "sft_steps": 300, "sft_seconds": 70.0, "curve_seconds": 6.0,
+                                    "steps": 300},
+                           answerer={"wall_seconds": 20.0, "curve_seconds": 4.0, "steps": 6})]
     # generator 10 s -> 50; relabelling: its 300 steps, then 100 - 6 (the dev curve) - 70 (its SFT) = 24 s -> 120;
     # GRPO 20 - 4 = 16 s -> 80
     assert budget_steps(rounds, warm) == (300 + 50 + 120 + 80, 10.0 + 94.0 + 16.0)

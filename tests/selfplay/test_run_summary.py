@@ -121,3 +121,52 @@ def test_without_generated_tasks_the_uniform_control_is_the_same_run():
     assert "the same run, delta 0 by construction" in format_summary({"rounds": [_round(0, outside=10)]})
     text = format_summary({"rounds": [_round(4, outside=6)]})
     assert "4 generated tasks trained the answerer" in text and "delta 0 by construction" not in text
+
+
+def _old_summary() -> dict:
+    """A summary.json as the loop wrote it before `osint_selfplay.state` (dicts by key, built by hand)."""
+    ws = {"steps": 120, "seconds": 30.0, "examples": 64, "final_loss": 0.5, "wall_seconds": 31.0}
+    rnd = {"round": 0, "generator": {"reward_first": 0.1, "reward_last": 0.2, "wall_seconds": 5.0},
+           "sampled": {"proposals": 8, "valid": 4, "valid_rate": 0.5, "reasons": {}, "solve_rate_samples": 2,
+                       "answerer_solve_rate_on_generated": 0.25, "wall_seconds": 2.0},
+           "answerer": {"mix": {"generated": 2, "seed": 6, "top_up": 0},
+                        "start_model": "run/warm_start/answerer/final_model",
+                        "reward_first": 0.3, "reward_last": 0.4, "wall_seconds": 9.0}}
+    return {"rounds": [rnd], "warm_start": ws, "output_dir": "run",
+            "final_models": {"generator": "run/round_000/generator/final_model",
+                             "answerer": "run/round_000/answerer/final_model"},
+            "warm_start_models": None}
+
+
+def test_a_summary_written_before_the_typed_state_loads_and_writes_back_the_same():
+    from osint_selfplay.state import Models, RunSummary
+
+    old = _old_summary()
+    summary = RunSummary.from_dict(old)
+    assert summary.rounds[0].round == 0 and summary.rounds[0].sampled["valid"] == 4
+    assert summary.rounds[0].answerer["mix"]["generated"] == 2 and summary.rounds[0].relabel is None
+    assert summary.final_models == Models("run/round_000/generator/final_model", "run/round_000/answerer/final_model")
+    assert summary.warm_start_models is None and summary.evaluation is None and summary.warm_start["steps"] == 120
+    # the same file back, without the keys that only said "not run"
+    assert summary.to_dict() == {k: v for k, v in old.items() if v is not None}
+    assert RunSummary.from_dict(summary.to_dict()) == summary
+    assert format_summary(summary) == format_summary(old)
+
+
+def test_a_summary_with_an_unknown_key_is_refused_in_one_line():
+    from osint_selfplay.errors import ConfigError
+    from osint_selfplay.state import RunSummary
+
+    bad = _old_summary()
+    bad["rounds"][0]["answerr"] = {}
+    with pytest.raises(ConfigError, match=r"^summary\.rounds\[0\]: unknown key\(s\) 'answerr'; expected .*answerer"):
+        RunSummary.from_dict(bad)
+
+
+def test_the_controls_budget_reads_a_loaded_summarys_rounds():
+    from osint_selfplay.controls import budget_steps
+    from osint_selfplay.state import RunSummary
+
+    summary = RunSummary.from_dict(_old_summary())
+    # 5 + 2 + 9 s of phases at the warm start's 4 steps a second
+    assert budget_steps(summary.rounds, summary.warm_start) == (64, 16.0)

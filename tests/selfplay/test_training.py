@@ -85,7 +85,7 @@ RUN_MATRIX = [("generator_answerer", "dual"), ("generator_answerer", "shared"),
 def test_dry_run_materialises_every_artifact(tmp_path, tiny_path, schedule, topology):
     cfg = load_config(None, micro_overrides(tmp_path / "run", phase_schedule=f"'{schedule}'", model_topology=f"'{topology}'",
                                             dry_run="true"))
-    summary = SelfPlayRun(cfg).run()
+    summary = SelfPlayRun(cfg).run().to_dict()
     root = tmp_path / "run"
     for name in ("run.json", "summary.json", "round_000/summary.json", "round_000/generator/prompts.jsonl",
                  "round_000/sampled/proposals.jsonl", "round_000/sampled/validation.json", "round_000/answerer/tasks.jsonl",
@@ -109,7 +109,7 @@ def test_a_dry_run_with_a_decaying_warm_start_trains_its_controls_as_dry_runs(tm
     cfg = load_config(None, micro_overrides(tmp_path / "run", dry_run="true", model_topology="'shared'", **{
         "warm_start.packing": "true", "warm_start.decay_fraction": 0.25, "warm_start.control": "true",
         "answerer.uniform_control": "true"}))
-    summary = SelfPlayRun(cfg).run()
+    summary = SelfPlayRun(cfg).run().to_dict()
     assert summary["control"]["dry_run"] is True and summary["control"]["model"].endswith("control/final_model")
     assert not (tmp_path / "run/warm_start/shared/decay_start.pt").exists()
 
@@ -117,7 +117,7 @@ def test_a_dry_run_with_a_decaying_warm_start_trains_its_controls_as_dry_runs(tm
 @pytest.mark.parametrize(("schedule", "topology"), RUN_MATRIX)
 def test_one_real_round(tmp_path, tiny_path, schedule, topology):
     cfg = load_config(None, micro_overrides(tmp_path / "run", phase_schedule=f"'{schedule}'", model_topology=f"'{topology}'"))
-    summary = SelfPlayRun(cfg).run()
+    summary = SelfPlayRun(cfg).run().to_dict()
     rnd = summary["rounds"][0]
     assert rnd["generator"]["steps"] == 1 and rnd["answerer"]["steps"] == 1
     assert rnd["answerer"]["mix"]["generated"] + rnd["answerer"]["mix"]["top_up"] == rnd["answerer"]["mix"]["wanted_generated"]

@@ -39,7 +39,7 @@ def _common(p: argparse.ArgumentParser) -> None:
                    help="multi-turn: the action syntax the system prompt asks for (the env accepts both)")
     p.add_argument("--bare-prompt", action="store_true",
                    help="multi-turn: no system message, and the reset observation is the question alone "
-                        "(a model trained with osint-selfplay's answerer.bare_prompt)")
+                        "(a model trained with osint-selfplay's answerer.describe_tools = false)")
     p.add_argument("--batch-size", type=int, default=32, help="prompts generated together (multi-turn: 8x this many episodes run at once)")
     p.add_argument("--workers", type=int, default=1,
                    help="run each local model in this many processes, each on every N-th task with torch's threads shared "
@@ -121,6 +121,8 @@ def _evaluate(args: argparse.Namespace, specs: dict[str, str], comparisons: list
     from osint_eval.evaluate import evaluate
     from osint_eval.report import baseline_note, write_report
     from osint_eval.tasks import load_tasks
+    from osint_gym.episode import EpisodeSpec
+    from osint_gym.tasks import Budgets
 
     _check_args(args, specs)
     taskset = load_tasks(args.tasks, world=args.world, family=args.family, difficulty=args.difficulty, limit=args.limit, seed=args.seed)
@@ -131,9 +133,8 @@ def _evaluate(args: argparse.Namespace, specs: dict[str, str], comparisons: list
     if args.mode == "single_turn":
         run_kwargs.update(context_mode=args.context_mode, n_distractors=args.n_distractors, decoys=args.decoys)
     else:
-        run_kwargs.update(max_steps=args.max_steps, max_parallel_calls=args.max_parallel_calls,
-                          max_observation_chars=args.max_observation_chars, observation_format=args.observation_format,
-                          action_format=args.action_format, bare_prompt=args.bare_prompt)
+        budgets = Budgets(args.max_steps, args.max_parallel_calls, args.max_observation_chars, args.observation_format)
+        run_kwargs["spec"] = EpisodeSpec(budgets, args.action_format, describe_tools=not args.bare_prompt)
     config = {k: v for k, v in vars(args).items() if k != "command"} | {"policies": specs}
     report = evaluate(policies, taskset, mode=args.mode, seed=args.seed, comparisons=comparisons, config=config,
                       progress=not args.no_progress, workers=args.workers, **run_kwargs)

@@ -9,9 +9,9 @@ from osint_eval.interface import Policy, PolicyInput
 from osint_gym import chat
 from osint_gym.agents import run_episodes
 from osint_gym.env import OSINTEnv
-from osint_gym.episode import EpisodeRecord
+from osint_gym.episode import DEFAULT_SPEC, EpisodeRecord, EpisodeSpec
 from osint_gym.single_turn import answer_messages, build_context, parse_answer, score_completion
-from osint_gym.tasks import DEFAULT_BUDGETS, Task
+from osint_gym.tasks import Task
 from osint_gym.world import World
 
 MODES = ("single_turn", "multi_turn")
@@ -112,22 +112,18 @@ class _PolicyAgent:
         return actions
 
 
-def run_multi_turn(policy: Policy, world: World, tasks: list[Task], *, max_steps: int = DEFAULT_BUDGETS.max_steps,
-                   max_parallel_calls: int = DEFAULT_BUDGETS.max_parallel_calls,
-                   max_observation_chars: int = DEFAULT_BUDGETS.max_observation_chars, observation_format: str = "json",
-                   action_format: str = "json", batch_size: int = 16, full_schemas: bool = False,
-                   bare_prompt: bool = False, progress: Any = None, in_flight: int = IN_FLIGHT) -> list[EpisodeResult]:
+def run_multi_turn(policy: Policy, world: World, tasks: list[Task], *, spec: EpisodeSpec = DEFAULT_SPEC,
+                   batch_size: int = 16, full_schemas: bool = False, progress: Any = None,
+                   in_flight: int = IN_FLIGHT) -> list[EpisodeResult]:
     """Episodes in OSINT-v0 until the policy answers or the step budget ends, through osint-gym's one
     episode loop; ``in_flight * batch_size`` episodes run at once, their turns generated in batches of
-    ``batch_size``. The budgets and the observation format are the env's; ``action_format="short"``
-    tells the policy (in the system prompt) to use the short action syntax, which the env accepts in
-    any case. ``bare_prompt``: no system message and a reset observation of the question alone
-    (``describe_tools=False``), the format of a model trained from scratch on it (osint-selfplay's
-    ``answerer.bare_prompt``)."""
-    envs = [OSINTEnv(world=world, tasks=[t], max_steps=max_steps, max_parallel_calls=max_parallel_calls,
-                     max_observation_chars=max_observation_chars, observation_format=observation_format,
-                     describe_tools=not bare_prompt) for t in tasks]
-    agent = _PolicyAgent(policy, world, tasks, full_schemas, short=action_format == "short", system=not bare_prompt)
+    ``batch_size``. ``spec`` (`osint_gym.episode.EpisodeSpec`) is how the episodes are served: the env's
+    budgets and observation format, the action syntax the system prompt asks for (the env accepts both)
+    and, with ``describe_tools=False``, no system message and a reset observation of the question alone
+    (the format of a model trained from scratch on it, osint-selfplay's ``answerer.describe_tools``)."""
+    envs = [OSINTEnv(world=world, tasks=[t], **spec.env_kwargs()) for t in tasks]
+    agent = _PolicyAgent(policy, world, tasks, full_schemas, short=spec.action_format == "short",
+                         system=spec.describe_tools)
     # in_flight batches of episodes run at once and a finished one's slot takes the next task, so a
     # model policy sorts each turn's many prompts into batches of similar length (`HFPolicy.generate`)
     records = run_episodes(envs, agent, seeds=[0] * len(envs), options=[{"task_index": 0}] * len(envs),

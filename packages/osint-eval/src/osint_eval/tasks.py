@@ -18,6 +18,7 @@ from osint_gym.tasks import Task, load_jsonl, verify_task
 from osint_gym.world import World
 
 GENERATOR_PREFIX = "generator:"
+GENERATOR_STREAM = "eval_generator"  # the offers a generator:MODEL task set samples (`osint_gym.streams`)
 
 
 @dataclass
@@ -75,12 +76,14 @@ def _from_generator(model: str, world_ref: str, n: int, seed: int, options: dict
 
     w = benchmark_world(world_ref)
     mode, max_hops = options.get("mode", "fixed"), options.get("max_hops", 2)
-    offers = [proposals.make_offer(w, seed, 40_000_000 + i, mode=mode, max_hops=max_hops, filters=options.get("offer_filters", False))
-              for i in range(n)]
+    offers = proposals.stream_offers(w, seed, GENERATOR_STREAM, n, mode=mode, max_hops=max_hops,
+                                     filters=options.get("offer_filters", False))
     policy = HFPolicy(model, max_new_tokens=options.get("max_new_tokens", 128), temperature=options.get("temperature", 1.0), seed=seed)
-    completions = policy.generate([proposals.generator_messages(w, o) for o in offers])
-    policy.close()
-    batch = proposals.validate_sampled([w] * len(offers), offers, completions, max_hops=max_hops, id_prefix="generated-")
+    try:
+        batch = proposals.sample_tasks([w] * len(offers), offers, policy.generate, max_hops=max_hops,
+                                       id_prefix="generated-")
+    finally:
+        policy.close()
     tasks, reasons = batch.tasks, batch.reasons
     return TaskSet(f"{GENERATOR_PREFIX}{model}", w, tasks, world_ref,
                    proposals={"total": n, "valid": len(tasks), "reasons": dict(reasons)})

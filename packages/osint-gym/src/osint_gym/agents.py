@@ -25,7 +25,7 @@ import gymnasium as gym
 from osint_gym.actions import parse_action, short_action
 from osint_gym.compact import CompactError, parse_compact
 from osint_gym.env import OSINTEnv
-from osint_gym.episode import EpisodeRecord, Turn
+from osint_gym.episode import ACTION_FORMATS, EpisodeRecord, Turn
 from osint_gym.errors import ConfigError
 from osint_gym.schema import ID_PATTERN, Edge
 from osint_gym.tasks.oracle import Call, Plan, oracle_plan
@@ -130,9 +130,6 @@ def run_episode(env: gym.Env[str, str], agent: Agent, *, seed: int | None = None
                 options: dict[str, Any] | None = None) -> EpisodeRecord:
     """One episode of ``agent`` in ``env`` (reset with ``seed`` / ``options``): its record."""
     return run_episodes([env], PerEpisode(lambda: agent), seeds=[seed], options=[options])[0]
-
-
-ACTION_FORMATS = ("json", "short")
 
 
 def read_observation(observation: str) -> dict[str, Any]:

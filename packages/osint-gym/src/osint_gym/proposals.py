@@ -32,6 +32,7 @@ from __future__ import annotations
 import json
 import random
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -47,6 +48,7 @@ from osint_gym.offers import (  # offers live in osint_gym.offers; re-exported h
     walk_text,
 )
 from osint_gym.schema import Edge, canonical_edge
+from osint_gym.streams import stream_seed
 from osint_gym.tasks.duplicates import DuplicateFilter
 from osint_gym.tasks.phrasing import question_text
 from osint_gym.tasks.query import Query
@@ -269,6 +271,26 @@ def validate_sampled(
         if task is not None:
             batch.tasks.append(task)
     return batch
+
+
+def stream_offers(world: World, seed: int, stream: str, n: int, *, mode: str = "fixed", max_hops: int = 2,
+                  filters: bool = False) -> list[Offer]:
+    """Offers ``0 .. n-1`` of the named ``stream`` of ``seed`` in one world (`make_offer` seeded by
+    `osint_gym.streams.stream_seed`), so that no two samplers of offers share an item."""
+    s = stream_seed(seed, stream)
+    return [make_offer(world, s, i, mode=mode, max_hops=max_hops, filters=filters) for i in range(n)]
+
+
+Generate = Callable[[list[list[dict[str, str]]]], list[str]]  # generator prompts -> one completion each
+
+
+def sample_tasks(worlds: list[World], offers: list[Offer], generate: Generate, *, max_hops: int,
+                 id_prefix: str) -> SampledBatch:
+    """The one "sample a generator, then validate" step: ``generate`` completes the generator prompt of
+    every offer (`generator_messages`; world ``i`` is offer ``i``'s) and osint-gym validates the
+    completions (`validate_sampled`). The caller owns the model; osint-gym owns the prompt and validity."""
+    completions = generate([generator_messages(w, o) for w, o in zip(worlds, offers, strict=True)])
+    return validate_sampled(worlds, offers, completions, max_hops=max_hops, id_prefix=id_prefix)
 
 
 def grounding(offer: Offer, proposal: Proposal) -> float:

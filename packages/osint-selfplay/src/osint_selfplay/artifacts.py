@@ -7,8 +7,10 @@ when its marker exists; the marker is written last, after everything the phase p
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import platform
 from pathlib import Path
 from typing import Any
 
@@ -18,9 +20,11 @@ from osint_gym.files import atomic_write_json as atomic_write_json
 from osint_gym.files import atomic_write_jsonl as atomic_write_jsonl
 from osint_gym.files import clean_partials as clean_partials
 from osint_gym.files import read_jsonl as read_jsonl
+from osint_gym.provenance import git_sha as _git_sha
+from osint_gym.provenance import package_versions as _versions
 
 
-class Phases:
+class PhaseMarkers:
     """Phase markers under ``<output_dir>/round_NNN/<phase>.done.json``."""
 
     def __init__(self, root: Path) -> None:
@@ -39,14 +43,10 @@ class Phases:
 
 
 def git_sha() -> str | None:
-    from osint_gym.provenance import git_sha as _git_sha
-
     return _git_sha()
 
 
 def package_versions() -> dict[str, str | None]:
-    from osint_gym.provenance import package_versions as _versions
-
     return _versions(("osint-gym", "osint-selfplay", "osint-eval", "torch", "transformers", "trl", "peft", "datasets", "accelerate"))
 
 
@@ -84,8 +84,6 @@ def pin_determinism(threads: int, deterministic: bool) -> dict[str, Any]:
 
 
 def _cpu_model() -> str:
-    import platform
-
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
             if line.startswith("model name"):
@@ -99,8 +97,6 @@ def folder_digest(folder: str, max_bytes: int = 256 << 20) -> str | None:
     """sha256 over a model folder's files (names and bytes), or None for a hub id or a folder too
     large to hash quickly: the untrained model is a run's first input, so it is the first thing to
     compare when two runs differ."""
-    import hashlib
-
     root = Path(folder)
     files = sorted(p for p in root.rglob("*") if p.is_file()) if root.is_dir() else []
     if not files or sum(p.stat().st_size for p in files) > max_bytes:

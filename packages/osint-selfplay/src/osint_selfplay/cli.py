@@ -1,7 +1,7 @@
 """``osint-selfplay``: train (self-play rounds), controls (a finished run's controls), generate (sample + validate tasks from a generator),
 push (a run folder to the Hub) and launch (a run as a Hugging Face Job).
 
-``--help`` is instant: torch, trl and transformers are imported inside the commands.
+``--help`` imports no torch, trl or transformers: the functions that use them import them (see the package docstring).
 """
 
 from __future__ import annotations
@@ -13,12 +13,22 @@ import shlex
 import sys
 from pathlib import Path
 
-from osint_selfplay.errors import ConfigError
+from osint_eval.errors import EvalError
+from osint_gym import proposals
+from osint_gym.benchmark import benchmark_world
+from osint_gym.errors import OSINTGymError
+from osint_gym.tasks import save_jsonl
+from osint_selfplay import phases
+from osint_selfplay.__about__ import __version__
+from osint_selfplay.config import load_config
+from osint_selfplay.errors import ConfigError, SelfPlayError
+from osint_selfplay.hub import DEFAULT_IMAGE, checkout_source, job_spec, push_run, spec_json, submit
+from osint_selfplay.loop import SelfPlayRun, after_run
+from osint_selfplay.report import format_summary
+from osint_selfplay.streams import GENERATE
 
 
 def _parser() -> argparse.ArgumentParser:
-    from osint_selfplay.__about__ import __version__
-
     p = argparse.ArgumentParser(prog="osint-selfplay", description="Adversarial generator/answerer self-play on OSINT-v0 with TRL GRPO.")
     p.add_argument("--version", action="version", version=f"osint-selfplay {__version__}")
     sub = p.add_subparsers(dest="command", required=True)
@@ -69,28 +79,19 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _train(args: argparse.Namespace) -> int:
-    from osint_selfplay.config import load_config
-
     overrides = list(args.overrides) + (["dry_run=true"] if args.dry_run else [])
     cfg = load_config(args.config, overrides)
     args.output_dir = cfg.output_dir
     print(f"osint-selfplay train: {cfg.rounds} round(s) into {cfg.output_dir}; loading torch and TRL ...", file=sys.stderr, flush=True)
-    from osint_selfplay.loop import SelfPlayRun
-
     if args.overwrite and args.resume:
         raise ConfigError("--overwrite and --resume contradict each other; pass one")
     summary = SelfPlayRun(cfg, resume=args.resume, overwrite=args.overwrite).run()
-    from osint_selfplay.report import format_summary
-
     print(format_summary(summary))
     return 0
 
 
 def _controls(args: argparse.Namespace) -> int:
     print(f"osint-selfplay controls: {args.run_dir}; loading torch and TRL ...", file=sys.stderr, flush=True)
-    from osint_selfplay.controls import after_run
-    from osint_selfplay.report import format_summary
-
     print(format_summary(after_run(args.run_dir)))
     return 0
 
@@ -103,22 +104,18 @@ def _check_out(out: Path, overwrite: bool) -> None:
 
 
 def _generate(args: argparse.Namespace) -> int:
-    from osint_gym import proposals
-    from osint_gym.benchmark import benchmark_world
-    from osint_gym.tasks import save_jsonl
-    from osint_selfplay.phases import sample_completions
-
     if args.n < 1:
         raise ConfigError(f"--n must be >= 1, got {args.n}")
     _check_out(Path(args.out), args.overwrite)
     world = benchmark_world(args.split)
-    from osint_selfplay.streams import GENERATE, stream_seed
+    offers = proposals.stream_offers(world, args.seed, GENERATE, args.n, mode=args.mode, max_hops=args.max_hops,
+                                     filters=args.offer_filters)
 
-    offers = [proposals.make_offer(world, stream_seed(args.seed, GENERATE), i, mode=args.mode, max_hops=args.max_hops,
-                                   filters=args.offer_filters) for i in range(args.n)]
-    completions = sample_completions(args.model, [proposals.generator_messages(world, o) for o in offers],
-                                     temperature=args.temperature, seed=args.seed, max_new_tokens=128)
-    batch = proposals.validate_sampled([world] * len(offers), offers, completions, max_hops=args.max_hops, id_prefix="gen-")
+    def generate(prompts: list[list[dict[str, str]]]) -> list[str]:
+        return phases.sample_completions(args.model, prompts, temperature=args.temperature, seed=args.seed,
+                                         max_new_tokens=128)
+
+    batch = proposals.sample_tasks([world] * len(offers), offers, generate, max_hops=args.max_hops, id_prefix="gen-")
     tasks, reasons = batch.tasks, batch.reasons
     save_jsonl(tasks, args.out)
     print(f"valid: {len(tasks)}/{args.n} ({len(tasks) / args.n:.1%}); reasons: {json.dumps(dict(sorted(reasons.items())))}")
@@ -127,15 +124,11 @@ def _generate(args: argparse.Namespace) -> int:
 
 
 def _push(args: argparse.Namespace) -> int:
-    from osint_selfplay.hub import push_run
-
     print(f"pushed {args.run_dir} to {args.repo_id}: {push_run(args.run_dir, args.repo_id, private=args.private, revision=args.revision)}")
     return 0
 
 
 def _launch(args: argparse.Namespace) -> int:
-    from osint_selfplay.hub import DEFAULT_IMAGE, checkout_source, job_spec, spec_json, submit
-
     source = checkout_source(args.repo_url, args.commit)
     spec = job_spec(args.config, args.overrides, flavor=args.flavor, source=source, image=args.image or DEFAULT_IMAGE,
                     timeout=args.timeout, repo_id=args.push_to)
@@ -162,8 +155,6 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     args.argv = list(sys.argv[1:] if argv is None else argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s", datefmt="%H:%M:%S")
-    from osint_selfplay.errors import SelfPlayError
-
     try:
         return {"train": _train, "controls": _controls, "generate": _generate, "push": _push, "launch": _launch}[args.command](args)
     except KeyboardInterrupt:
@@ -173,9 +164,6 @@ def main(argv: list[str] | None = None) -> int:
         print(f"osint-selfplay: error: {exc}", file=sys.stderr)
         return 2
     except Exception as exc:  # model loading and eval errors from osint-eval / osint-gym, as one line
-        from osint_eval.errors import EvalError
-        from osint_gym.errors import OSINTGymError
-
         if isinstance(exc, (EvalError, OSINTGymError)):
             print(f"osint-selfplay: error: {exc}", file=sys.stderr)
             return 2

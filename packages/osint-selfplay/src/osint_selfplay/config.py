@@ -7,13 +7,17 @@ that states the rule, the values and the fix.
 from __future__ import annotations
 
 import dataclasses
+import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
 import tomllib
 
 from osint_eval.modeling import DECODING_MODES
+from osint_gym.benchmark import parse_ref, shares_world
+from osint_gym.episode import EpisodeSpec
 from osint_gym.errors import from_table, read_toml, unknown_key_message
+from osint_gym.tasks import DEFAULT_BUDGETS, Budgets, FailureReason
 from osint_selfplay.errors import ConfigError
 from osint_selfplay.grpo_config import GRPOPhaseConfig
 
@@ -150,8 +154,6 @@ class GeneratorConfig:
         for reason, value in self.invalid_rewards.items():
             if not isinstance(value, (int, float)) or value >= 0:
                 raise ConfigError(f"generator.invalid_rewards.{reason} must be negative; got {value!r}")
-        from osint_gym.tasks import FailureReason
-
         known = [r.value for r in FailureReason if r not in (FailureReason.OK, FailureReason.DUPLICATE)]
         for reason in self.invalid_rewards:
             if reason not in known:
@@ -183,10 +185,12 @@ class AnswererConfig:
     observation_format: str = _f("json", "Multi turn: the env's observations, 'json' or 'compact' (one record per line, ids only).")
     action_format: str = _f("json", "Multi turn: the demonstrations' and system prompt's action syntax, 'json' or 'short' "
                                     "(get_profile person_7, answer person_3); the env accepts both.")
-    bare_prompt: bool = _f(False, "Multi turn: no system message, and the reset observation is the question alone (the env's "
-                                  "describe_tools=false): for a model trained from scratch on this format, whose demonstrations "
-                                  "lose a third of their tokens; a pretrained model needs the description.")
-
+    describe_tools: bool = _f(
+        True,
+        "Multi turn: false serves no system message and a reset observation of the question alone (the env's "
+        "describe_tools): for a model trained from scratch on this format, whose demonstrations lose a third of "
+        "their tokens; a pretrained model needs the description.",
+    )
     def __post_init__(self) -> None:
         _choice("answerer.mode", self.mode, ("single_turn", "multi_turn"))
         _positive("answerer.max_turns", self.max_turns)
@@ -205,6 +209,16 @@ class AnswererConfig:
         if band and not (len(band) == 2 and all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in band)
                          and 0 <= band[0] <= band[1] <= 1):
             raise ConfigError(f"answerer.frontier must be [] or [low, high] with 0 <= low <= high <= 1; got {band!r}")
+
+    def episode_spec(self) -> EpisodeSpec:
+        """How the multi-turn answerer's episodes are served, in training, relabelling and evaluation alike
+        (``max_turns`` is the env's step budget, `Budgets.max_steps`); single-turn answerers play no episode."""
+        budgets = Budgets(self.max_turns, self.max_parallel_calls, self.max_observation_chars, self.observation_format)
+        return EpisodeSpec(budgets, self.action_format, self.describe_tools)
+
+    def budgets(self) -> Budgets:
+        """The budgets the answerer's tasks are verified under: the multi-turn episode's, else the defaults."""
+        return self.episode_spec().budgets if self.mode == "multi_turn" else DEFAULT_BUDGETS
 
 
 @dataclass(frozen=True)
@@ -345,8 +359,6 @@ class RunConfig:
         _positive("vllm_server_timeout", self.vllm_server_timeout)
         _positive("rounds", self.rounds)
         _positive("torch_threads", self.torch_threads, 0)
-        from osint_gym.benchmark import parse_ref, shares_world
-
         _positive("train_worlds", self.train_worlds)
         parse_ref(self.eval.tasks)
         parse_ref(self.eval.curve_split)
@@ -406,8 +418,29 @@ def load_config(path: str | None = None, overrides: list[str] | None = None) -> 
     # TOML [run] holds the top-level scalars, for readability of the shipped configs
     flat = dict(data.pop("run", {})) if isinstance(data.get("run"), dict) else {}
     flat.update(data)
-    return from_table(RunConfig, flat, "top-level")
+    return config_from_dict(flat)
+
+
+# keys renamed since a release: old name -> (new name, how an old value becomes a new one); CHANGELOG "Deprecated"
+RENAMED = {("answerer", "bare_prompt"): ("describe_tools", lambda bare: not bare if isinstance(bare, bool) else bare)}
+
+
+def _renamed(data: dict[str, Any]) -> dict[str, Any]:
+    """``data`` with renamed keys under their new names (a deprecation warning each); both names is an error."""
+    out = dict(data)
+    for (table, old), (new, convert) in RENAMED.items():
+        section = out.get(table)
+        if not isinstance(section, dict) or old not in section:
+            continue
+        if new in section:
+            raise ConfigError(f"{table}.{old} was renamed {table}.{new}; set only {table}.{new}")
+        warnings.warn(f"{table}.{old} is deprecated: use {table}.{new}", FutureWarning, stacklevel=3)
+        section = dict(section)
+        section[new] = convert(section.pop(old))
+        out[table] = section
+    return out
 
 
 def config_from_dict(data: dict[str, Any]) -> RunConfig:
-    return from_table(RunConfig, dict(data), "top-level")
+    """A RunConfig from a table (a run.json's config too: renamed keys of older runs still load)."""
+    return from_table(RunConfig, _renamed(data), "top-level")

@@ -14,9 +14,13 @@ import tempfile
 import time
 from typing import Any
 
+from osint_eval.policies import HFPolicy
+from osint_eval.runner import run_multi_turn
 from osint_eval.schema import Curve, CurvePoint, Estimate
 from osint_eval.stats import proportion_interval
+from osint_gym.benchmark import benchmark_tasks, benchmark_world
 from osint_selfplay.errors import ConfigError
+from osint_selfplay.state import RoundSummary
 
 Point = dict[str, Any]
 ANSWERER_PHASES = ("answerer_first", "relabel", "answerer")  # a round's answerer updates, in the order they run
@@ -26,8 +30,6 @@ class DevProbe:
     """Greedy success on the run's dev curve tasks, measured on a model in memory or on disk."""
 
     def __init__(self, cfg: Any) -> None:
-        from osint_gym.benchmark import benchmark_tasks, benchmark_world
-
         ev = cfg.eval
         self.cfg = cfg
         self.every = ev.curve_every
@@ -41,10 +43,6 @@ class DevProbe:
 
     def measure_path(self, model_dir: str, label: str, step: int) -> Point:
         """One point: the model saved in ``model_dir`` on the dev tasks, greedy."""
-        from osint_eval.policies import HFPolicy
-        from osint_eval.runner import run_multi_turn
-        from osint_selfplay.evaluate import episode_kwargs
-
         cfg = self.cfg
         if self.world is None:
             raise ConfigError("eval.curve_tasks = 0: the run measures no dev curve")
@@ -53,7 +51,7 @@ class DevProbe:
                           temperature=0.0, decoding=cfg.model.decoding)
         try:
             results = run_multi_turn(
-                policy, self.world, self.tasks, **episode_kwargs(cfg.answerer, cfg.eval.batch_size)
+                policy, self.world, self.tasks, spec=cfg.answerer.episode_spec(), batch_size=cfg.eval.batch_size
             )
         finally:
             policy.close()
@@ -87,7 +85,7 @@ def grpo_callback(probe: DevProbe, tokenizer: Any, label: str, points: list[Poin
     return Probe()
 
 
-def run_curves(rounds: list[dict[str, Any]], warm_point: Point | None, split: str) -> list[Curve]:
+def run_curves(rounds: list[RoundSummary], warm_point: Point | None, split: str) -> list[Curve]:
     """The report's curves from the run summary: dev success over the on-policy optimizer steps (each
     phase's steps after the earlier phases'), and the zero-variance share of each GRPO step's groups."""
     points: list[CurvePoint] = []
@@ -96,8 +94,8 @@ def run_curves(rounds: list[dict[str, Any]], warm_point: Point | None, split: st
     zero: list[CurvePoint] = []
     offset = 0
     for rnd in rounds:
-        for phase in (rnd.get(key) for key in ANSWERER_PHASES):
-            if not isinstance(phase, dict):
+        for phase in (getattr(rnd, key) for key in ANSWERER_PHASES):
+            if phase is None:
                 continue
             for p in phase.get("dev_curve") or []:
                 points.append(_point(offset + int(p["step"]), p))

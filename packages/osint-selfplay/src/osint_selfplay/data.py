@@ -8,20 +8,25 @@ every row is a pure function of (run seed, index).
 from __future__ import annotations
 
 import json
+import multiprocessing
 import random
 import time
 from collections import Counter
 from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
 from typing import Any, cast
 
-from osint_gym import proposals
+from osint_gym import chat, proposals
+from osint_gym.agents import OracleAgent, run_episode, unseen_ids
 from osint_gym.errors import TaskError
 from osint_gym.single_turn import answer_messages, build_context, gold_completion
-from osint_gym.tasks import DEFAULT_BUDGETS, Budgets, Task, TaskSampler
+from osint_gym.tasks import Task, TaskSampler, verified
 from osint_gym.world import World
+from osint_gym.world.names import rename_made_up_words
 from osint_selfplay import streams
 from osint_selfplay.config import RunConfig
 from osint_selfplay.rewards import context_to_json
+from osint_selfplay.rollout import episode_env, episode_prompt, prompt_key
 from osint_selfplay.worlds import WorldPool
 
 
@@ -32,21 +37,13 @@ def answerer_row(world: World, task: Task, cfg: RunConfig, source: str) -> dict[
             "source": source, "world_seed": world.seed}
 
 
-def answerer_budgets(cfg: RunConfig) -> Budgets:
-    """The budgets the answerer's tasks are verified under: the multi-turn episode's, else the defaults."""
-    a = cfg.answerer
-    if a.mode != "multi_turn":
-        return DEFAULT_BUDGETS
-    return Budgets(a.max_turns, a.max_parallel_calls, a.max_observation_chars, a.observation_format)
-
-
 def seed_tasks(pool: WorldPool, cfg: RunConfig, n: int, offset: int, stream: str = streams.TRAIN,
                part: int = 0, parts: int = 1) -> list[tuple[World, Task]]:
     """Verified osint-gym tasks spread over the training worlds, cycling the configured difficulties
     (one sampler per world: its task families are built once); only the items ``i`` of ``range(n)``
     with ``i % parts == part`` (a worker's share: each item is a pure function of its index)."""
     diffs = cfg.answerer.seed_difficulties
-    budgets = answerer_budgets(cfg)
+    budgets = cfg.answerer.budgets()
     samplers: dict[int | None, TaskSampler] = {}
     out = []
     for i in range(part, n, parts):
@@ -208,20 +205,15 @@ def multi_turn_rows(pool: WorldPool, cfg: RunConfig, items: list[tuple[World, Ta
     A task the tool-only oracle cannot solve under the episode's budgets is dropped and counted
     (generated tasks were verified under the default budgets); rows whose prompt repeats an earlier
     one are dropped (the rollout finds a row's task by its prompt)."""
-    from osint_gym.tasks import verified
-    from osint_selfplay.rollout import episode_prompt, prompt_key
-
-    a = cfg.answerer
-    budgets = answerer_budgets(cfg)
+    spec = cfg.answerer.episode_spec()
     rows, seen, dropped = [], set(), 0
     for world, task, source in items:
         try:
-            task = verified(world, task, budgets)
+            task = verified(world, task, spec.budgets)
         except TaskError:
             dropped += 1
             continue
-        prompt = episode_prompt(pool, task, cast(int, world.seed), a.max_turns, a.max_parallel_calls, a.max_observation_chars,
-                                observation_format=a.observation_format, short=a.action_format == "short", bare=a.bare_prompt)
+        prompt = episode_prompt(pool, task, cast(int, world.seed), spec)
         key = prompt_key(prompt)
         if key in seen:
             continue
@@ -241,9 +233,6 @@ def sft_multi_turn_rows(pool: WorldPool, cfg: RunConfig) -> tuple[list[dict[str,
     if parts == 1:
         results = [_demonstrations(pool, cfg, 0, 1)]
     else:
-        import multiprocessing
-        from concurrent.futures import ProcessPoolExecutor
-
         # the env and the oracle are pure Python: processes, not threads, keep every core busy; "spawn"
         # keeps this process's torch threads (and any fork-unsafe state) out of the workers
         with ProcessPoolExecutor(parts, mp_context=multiprocessing.get_context("spawn")) as ex:
@@ -258,27 +247,20 @@ def rename_words(messages: list[dict[str, Any]], key: str) -> list[dict[str, Any
     `osint_gym.world.names.rename_made_up_words`), consistently across its messages, from the seed ``key``:
     demonstrations and relabelled conversations alike, so no training text favours the words the
     training worlds happen to write."""
-    from osint_gym.world.names import rename_made_up_words
-
     texts = rename_made_up_words([m["content"] for m in messages], random.Random(key))
     return [{**m, "content": t} for m, t in zip(messages, texts)]
 
 
 def _demonstrations(pool: WorldPool, cfg: RunConfig, part: int, parts: int) -> tuple[list[tuple[int, dict[str, Any]]], dict[str, int]]:
     """The demonstrations of items ``part, part + parts, ...`` as (index, row) pairs, and their counts."""
-    from osint_gym import chat
-    from osint_gym.agents import OracleAgent, run_episode, unseen_ids
-    from osint_selfplay.rollout import episode_env
-
-    a = cfg.answerer
+    spec = cfg.answerer.episode_spec()
     rows = []
     counts = {"episodes": 0, "incorrect": 0, "unseen_ids": 0, **({"renamed": 0} if cfg.warm_start.rename_words else {})}
     n = cfg.warm_start.answerer_examples
     items = seed_tasks(pool, cfg, n, 0, streams.WARM_START, part=part, parts=parts)
     for index, (world, task) in zip(range(part, n, parts), items):
-        env = episode_env(pool, task, cast(int, world.seed), a.max_turns, a.max_parallel_calls, a.max_observation_chars,
-                          observation_format=a.observation_format, bare=a.bare_prompt)
-        record = run_episode(env, OracleAgent(action_format=a.action_format, names_first=True), seed=0,
+        env = episode_env(pool, task, cast(int, world.seed), spec)
+        record = run_episode(env, OracleAgent(action_format=spec.action_format, names_first=True), seed=0,
                              options={"task_index": 0})
         counts["episodes"] += 1
         if not record.correct:  # only demonstrations that worked within this run's budgets
@@ -289,8 +271,8 @@ def _demonstrations(pool: WorldPool, cfg: RunConfig, part: int, parts: int) -> t
             continue
         turns = record.turns  # the plain format (see osint_gym.chat; the last observation is not shown)
         messages = chat.episode_messages(record.first_observation, [t.action for t in turns],
-                                         [t.observation for t in turns[:-1]], short=a.action_format == "short",
-                                         system=not a.bare_prompt)
+                                         [t.observation for t in turns[:-1]], short=spec.action_format == "short",
+                                         system=spec.describe_tools)
         if cfg.warm_start.rename_words:
             renamed = rename_words(messages, f"rename-words:{cfg.seed}:{index}")
             counts["renamed"] += renamed != messages  # episodes that named an organisation or event

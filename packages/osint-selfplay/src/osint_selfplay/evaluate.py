@@ -9,10 +9,21 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from osint_eval.evaluate import evaluate, extend
+from osint_eval.metrics import compare, summarize
+from osint_eval.policies import SHORTCUTS_BY_MODE, HFPolicy, OraclePolicy, RandomGuessPolicy, make_policy
+from osint_eval.report import write_report
+from osint_eval.schema import load_report
+from osint_eval.tasks import TaskSet
 from osint_gym.benchmark import benchmark_tasks, benchmark_world
+from osint_gym.errors import TaskError
+from osint_gym.tasks import verified
 from osint_selfplay.artifacts import atomic_write_json
+from osint_selfplay.curves import run_curves
+from osint_selfplay.errors import ConfigError
+from osint_selfplay.state import RoundSummary, RunState
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the loop hands itself in; importing it here would be a cycle (loop imports this module)
     from osint_selfplay.loop import SelfPlayRun
 
 HEADLINE = ("success", "reward", "tool_calls", "critical_steps")  # the run summary's per-model figures
@@ -33,16 +44,11 @@ def check_heldout(cfg: Any) -> None:
     """Before anything is trained: every held-out task must be answerable under the budgets the
     multi-turn answerer is evaluated with (an observation budget that cuts the evidence makes a task
     unsolvable); a clear error names the budget to raise."""
-    from osint_gym.errors import TaskError
-    from osint_gym.tasks import verified
-    from osint_selfplay.data import answerer_budgets
-    from osint_selfplay.errors import ConfigError
-
     ev = cfg.eval
     if not ev.enabled or cfg.answerer.mode != "multi_turn":
         return
     world = benchmark_world(ev.tasks)
-    budgets = answerer_budgets(cfg)
+    budgets = cfg.answerer.budgets()
     bad = 0
     for task in heldout_tasks(ev.tasks, ev.difficulties, eval_task_limit(ev.limit, cfg.dry_run)):
         try:
@@ -54,11 +60,11 @@ def check_heldout(cfg: Any) -> None:
                           f"({budgets.to_dict()}); raise answerer.max_observation_chars")
 
 
-def _zero_variance_groups(rounds: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
+def _zero_variance_groups(rounds: list[RoundSummary]) -> dict[str, dict[str, float]]:
     """Answerer groups whose rewards had no variance, summed over rounds, by task source."""
     zero_var: dict[str, dict[str, float]] = {}
     for rnd in rounds:
-        for source, z in (rnd.get("answerer", {}).get("zero_variance_by_source") or {}).items():
+        for source, z in ((rnd.answerer or {}).get("zero_variance_by_source") or {}).items():
             acc = zero_var.setdefault(source, {"groups": 0, "zero_variance": 0})
             acc["groups"] += z["groups"]
             acc["zero_variance"] += z["zero_variance"]
@@ -67,12 +73,10 @@ def _zero_variance_groups(rounds: list[dict[str, Any]]) -> dict[str, dict[str, f
     return zero_var
 
 
-def episode_kwargs(a: Any, batch_size: int) -> dict[str, Any]:
+def _run_kwargs(a: Any, batch_size: int) -> dict[str, Any]:
     """osint-eval's runner arguments that serve the held-out tasks as the answerer was trained."""
     if a.mode == "multi_turn":
-        return {"max_steps": a.max_turns, "max_parallel_calls": a.max_parallel_calls, "batch_size": batch_size,
-                "max_observation_chars": a.max_observation_chars, "observation_format": a.observation_format,
-                "action_format": a.action_format, "bare_prompt": a.bare_prompt}
+        return {"spec": a.episode_spec(), "batch_size": batch_size}
     return {"context_mode": a.context_mode, "n_distractors": a.n_distractors, "decoys": a.decoys, "batch_size": batch_size}
 
 
@@ -107,8 +111,6 @@ def _pairs(names: list[str], baselines: list[str]) -> list[tuple[str, str]]:
 def subset_figures(report: Any, pairs: list[tuple[str, str]], difficulties: tuple[str, ...], seed: int) -> dict[str, Any]:
     """Success of every model and the paired deltas on the tasks of ``difficulties`` (the issue's
     easy + medium target), from the report's per-task episodes."""
-    from osint_eval.metrics import compare, summarize
-
     eps = {name: [e for e in episodes if e.difficulty in difficulties] for name, episodes in report.episodes.items()}
     if not any(eps.values()):
         return {"difficulties": list(difficulties), "n_tasks": 0, "success": {}, "comparisons": {}}
@@ -122,8 +124,6 @@ def subset_figures(report: Any, pairs: list[tuple[str, str]], difficulties: tupl
 
 def _policies(cfg: Any, paths: dict[str, str], *, scripted: bool = True) -> dict[str, Any]:
     """Greedy policies of the models in ``paths``, then (``scripted``) the baselines and the oracle."""
-    from osint_eval.policies import SHORTCUTS_BY_MODE, HFPolicy, OraclePolicy, RandomGuessPolicy, make_policy
-
     ev, a = cfg.eval, cfg.answerer
     multi = a.mode == "multi_turn"
     tokens = cfg.grpo_answerer.max_completion_length if not multi else min(cfg.grpo_answerer.max_completion_length, ev.max_new_tokens)
@@ -139,34 +139,28 @@ def _policies(cfg: Any, paths: dict[str, str], *, scripted: bool = True) -> dict
     return policies
 
 
-def _taskset(cfg: Any) -> Any:
-    from osint_eval.tasks import TaskSet
-
+def _taskset(cfg: Any) -> TaskSet:
     ev = cfg.eval
     return TaskSet(ev.tasks, benchmark_world(ev.tasks), heldout_tasks(ev.tasks, ev.difficulties, eval_task_limit(ev.limit, cfg.dry_run)), ev.tasks)
 
 
-def evaluate_run(run: SelfPlayRun, bases: dict[str, str], warm: dict[str, str], final: dict[str, str],
-                 controls: dict[str, str] | None = None) -> dict[str, Any]:
+def evaluate_run(run: SelfPlayRun, state: RunState, controls: dict[str, str] | None = None) -> dict[str, Any]:
     """The closing evaluation of the untrained model, the warm start, the final answerer, the
     ``controls`` trained in the job ({name: model}) and the scripted baselines, paired."""
-    from osint_eval.evaluate import evaluate
-    from osint_eval.policies import SHORTCUTS_BY_MODE
-
     cfg = run.cfg
     a = cfg.answerer
     taskset = _taskset(cfg)
-    paths: dict[str, str] = {"untrained": bases["answerer"]} if cfg.eval.include_untrained else {}
+    paths: dict[str, str] = {"untrained": state.bases.answerer} if cfg.eval.include_untrained else {}
     if cfg.warm_start_on:
-        paths["warm_start"] = warm["answerer"]
-    paths["final"] = final["answerer"]
+        paths["warm_start"] = state.warm.answerer
+    paths["final"] = state.current.answerer
     paths |= controls or {}
     policies = _policies(cfg, paths)
     pairs = _pairs(list(policies), [*GUESS_NAMES, *SHORTCUTS_BY_MODE[a.mode]])
     title = "osint-selfplay closing evaluation" + (" (dry run)" if cfg.dry_run else "")
     report = evaluate(policies, taskset, mode=a.mode, seed=cfg.seed, comparisons=pairs, config=cfg.to_dict(),
                       title=title, progress=True, dry_run=cfg.dry_run, workers=cfg.eval.workers,
-                      **episode_kwargs(a, cfg.eval.batch_size))
+                      **_run_kwargs(a, cfg.eval.batch_size))
     single_turn = _single_turn_reference(cfg, taskset)
     for p in policies.values():
         p.close()
@@ -176,19 +170,15 @@ def evaluate_run(run: SelfPlayRun, bases: dict[str, str], warm: dict[str, str], 
 def evaluate_controls(run: SelfPlayRun, controls: dict[str, str]) -> dict[str, Any]:
     """Add controls trained after the job ({name: model}) to its evaluation: only they are run, on the
     report's tasks, and paired with every model in it (`osint_eval.evaluate.extend`)."""
-    from osint_eval.evaluate import extend
-    from osint_eval.policies import SHORTCUTS_BY_MODE
-    from osint_eval.schema import load_report
-
     cfg, ev = run.cfg, run.cfg.eval
     report = load_report(run.root / "eval" / "report.json")
-    before = run.summary.get("evaluation") or {}
+    before = run.summary.evaluation or {}
     paths = {**before.get("models", {}), **controls}
     policies = _policies(cfg, {name: path for name, path in controls.items() if name not in report.models}, scripted=False)
     pairs = _pairs([*report.models, *policies], [*GUESS_NAMES, *SHORTCUTS_BY_MODE[cfg.answerer.mode]])
     try:
         report = extend(report, policies, _taskset(cfg), comparisons=pairs, workers=ev.workers,
-                        **episode_kwargs(cfg.answerer, ev.batch_size))
+                        **_run_kwargs(cfg.answerer, ev.batch_size))
     finally:
         for p in policies.values():
             p.close()
@@ -198,15 +188,12 @@ def evaluate_controls(run: SelfPlayRun, controls: dict[str, str]) -> dict[str, A
 def _write(run: SelfPlayRun, report: Any, paths: dict[str, str], pairs: list[tuple[str, str]],
            single_turn: dict[str, Any] | None) -> dict[str, Any]:
     """Write the report into the run folder and return the run summary's evaluation figures."""
-    from osint_eval.report import write_report
-    from osint_selfplay.curves import run_curves
-
     cfg = run.cfg
-    curves = run_curves(run.summary["rounds"], run.summary.get("dev_curve_start"), cfg.eval.curve_split)
+    curves = run_curves(run.summary.rounds, run.summary.dev_curve_start, cfg.eval.curve_split)
     # the run folder is the run's own (its manifest and --resume guard it): a resumed evaluation replaces a partial report
     report = replace(report, out_dir=str(run.root / "eval"), curves=curves)
     write_report(report, run.root / "eval", overwrite=True)
-    sampled = [rnd.get("sampled", {}) for rnd in run.summary["rounds"]]
+    sampled = [rnd.sampled or {} for rnd in run.summary.rounds]
     result = {
         "tasks": cfg.eval.tasks, "n_tasks": report.tasks.n, "dry_run": cfg.dry_run, "mode": cfg.answerer.mode,
         "context_mode": cfg.answerer.context_mode, "models": paths,
@@ -217,7 +204,7 @@ def _write(run: SelfPlayRun, report: Any, paths: dict[str, str], pairs: list[tup
         "strongest_baseline": report.strongest_baseline.to_dict() if report.strongest_baseline else None,
         "generator_valid_rate": [s.get("valid_rate") for s in sampled],
         "answerer_solve_rate_on_generated": [s.get("answerer_solve_rate_on_generated") for s in sampled],
-        "zero_variance_groups": _zero_variance_groups(run.summary["rounds"]),
+        "zero_variance_groups": _zero_variance_groups(run.summary.rounds),
         "single_turn_reference": single_turn,
         "report": str(run.root / "eval" / "report.md"),
         "curves": [c.to_dict() for c in curves],
@@ -227,9 +214,6 @@ def _write(run: SelfPlayRun, report: Any, paths: dict[str, str], pairs: list[tup
 
 
 def _single_turn_reference(cfg: Any, taskset: Any) -> dict[str, Any] | None:
-    from osint_eval.evaluate import evaluate
-    from osint_eval.policies import HFPolicy
-
     ev = cfg.eval
     if cfg.answerer.mode != "multi_turn" or not ev.single_turn_model:
         return None

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 import re
 import shlex
 import subprocess
@@ -17,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from osint_selfplay.config import load_config
 from osint_selfplay.errors import ConfigError, SelfPlayError
 
 _REPO_ID = re.compile(r"^[A-Za-z0-9][\w.-]{0,95}/[A-Za-z0-9][\w.-]{0,95}$")
@@ -129,8 +131,6 @@ def job_spec(config_path: str, overrides: list[str], *, flavor: str, source: Sou
     the job's environment (base64), the packages are installed from ``source`` (the user's repository
     at one commit), and with ``repo_id`` the run folder is pushed when training ends. ``HF_TOKEN`` (and
     ``WANDB_API_KEY`` if set) are secrets."""
-    from osint_selfplay.config import load_config
-
     cfg = load_config(config_path, overrides)  # a bad config fails here, not on the rented machine
     if not isinstance(flavor, str) or not flavor:
         raise ConfigError("--flavor must name a Hugging Face Jobs hardware flavor, e.g. a10g-large or h100")
@@ -153,8 +153,6 @@ def job_spec(config_path: str, overrides: list[str], *, flavor: str, source: Sou
 
 def submit(spec: dict[str, Any], token: str | None = None) -> str:
     """Submit ``spec`` with huggingface_hub's jobs API; returns the job's URL (or id)."""
-    import os
-
     from huggingface_hub import HfApi
     from huggingface_hub.errors import OfflineModeIsEnabled
 

@@ -16,11 +16,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-from osint_gym.proposals import Offer, generator_messages, validate_sampled
+from osint_eval.modeling import resolve_model
+from osint_gym.proposals import Offer, sample_tasks
 from osint_gym.tasks import Task
-from osint_selfplay import data, phases, streams
+from osint_selfplay import controls, data, phases, relabel, streams
 from osint_selfplay.artifacts import (
-    Phases,
+    PhaseMarkers,
     atomic_write_json,
     atomic_write_jsonl,
     clean_partials,
@@ -31,9 +32,15 @@ from osint_selfplay.artifacts import (
     read_jsonl,
 )
 from osint_selfplay.config import RunConfig, config_from_dict
+from osint_selfplay.curves import DevProbe
 from osint_selfplay.errors import ConfigError
-from osint_selfplay.rewards import AnswererReward, GeneratorReward
+from osint_selfplay.evaluate import check_heldout, evaluate_controls, evaluate_run
+from osint_selfplay.rewards import AnswererReward, EpisodeReward, GeneratorReward
+from osint_selfplay.rollout import MultiTurnRollout
+from osint_selfplay.solver import SolverSampler
+from osint_selfplay.state import Metrics, Models, RoundSummary, RunState, RunSummary
 from osint_selfplay.streams import stream_seed
+from osint_selfplay.trl_compat import check_run
 from osint_selfplay.worlds import WorldPool
 
 log = logging.getLogger("osint_selfplay")
@@ -65,7 +72,7 @@ class SelfPlayRun:
     def __init__(self, cfg: RunConfig, *, resume: bool = False, overwrite: bool = False) -> None:
         self.cfg = cfg
         self.root = Path(cfg.output_dir)
-        self.phases = Phases(self.root)
+        self.markers = PhaseMarkers(self.root)
         manifest = self.root / "run.json"
         if manifest.is_file() and not resume and not overwrite:
             raise ConfigError(f"{self.root} already holds a run; pass --resume to continue it, --overwrite to replace it, "
@@ -78,12 +85,8 @@ class SelfPlayRun:
                 diff = sorted(k for k, v in new.items() if saved.get(k) != v)
                 raise ConfigError(f"--resume with a different config than {manifest} (differs in: {', '.join(diff)})")
         # every setting TRL will see is checked now, before the run writes anything
-        from osint_selfplay.trl_compat import check_run
-
         check_run(cfg)
         phases.check_vllm(cfg)
-        from osint_selfplay.evaluate import check_heldout
-
         check_heldout(cfg)
         if cfg.warm_start.control and not cfg.warm_start_on:
             raise ConfigError("warm_start.control continues the warm start, which is off for these models: "
@@ -94,16 +97,33 @@ class SelfPlayRun:
             shutil.rmtree(self.root)  # only a folder holding a run (run.json), and only once the config is valid
         self.dist.wait()
         self.pool = WorldPool(cfg.train_worlds, cfg.seed)
-        self.summary: dict[str, Any] = {"rounds": []}
-        from osint_selfplay.curves import DevProbe
-
+        self.summary = RunSummary()
         self.probe = DevProbe(cfg)
 
-    # ------------------------------------------------------------------ helpers
-    def _phase(self, round_index: int | None, name: str, fn: Any, *, collective: bool = False) -> dict[str, Any]:
+    @classmethod
+    def finished(cls, run_dir: str | Path) -> SelfPlayRun:
+        """The finished run in ``run_dir`` (its manifest's config, its summary), to add phases to."""
+        root = Path(run_dir)
+        manifest, summary_path = root / "run.json", root / "summary.json"
+        if not manifest.is_file():
+            raise ConfigError(f"{str(root)!r} holds no osint-selfplay run (no run.json)")
+        if not summary_path.is_file():
+            raise ConfigError(f"the run in {str(root)!r} has not finished (no summary.json); finish it with "
+                              "`osint-selfplay train --config ... --resume` first")
+        try:
+            saved = json.loads(manifest.read_text())["config"]
+            summary = RunSummary.from_dict(json.loads(summary_path.read_text()))
+        except (json.JSONDecodeError, KeyError, TypeError) as e:
+            raise ConfigError(f"{str(root)!r}: run.json or summary.json is malformed ({e})") from None
+        run = cls(config_from_dict({**saved, "output_dir": str(root)}), resume=True)
+        run.summary = summary
+        return run
+
+    # ------------------------------------------------------------------ phases and folders (controls use them too)
+    def run_phase(self, round_index: int | None, name: str, fn: Any, *, collective: bool = False) -> Metrics:
         """Run a phase unless its marker exists. ``collective`` phases (trainers) run on every
         process; the others only on the main process."""
-        done = self.phases.done(round_index, name)
+        done = self.markers.done(round_index, name)
         if done is not None:
             log.info("skip %s (done)", self._label(round_index, name))
             return done
@@ -115,63 +135,64 @@ class SelfPlayRun:
             result["wall_seconds"] = time.perf_counter() - t0
         self.dist.wait()
         if self.dist.is_main:
-            self.phases.mark(round_index, name, result)
+            self.markers.mark(round_index, name, result)
             log.info("%s: %s", self._label(round_index, name), _one_line(result))
         self.dist.wait()
-        return self.phases.done(round_index, name) or result
+        return self.markers.done(round_index, name) or result
 
     @staticmethod
     def _label(round_index: int | None, name: str) -> str:
         return name if round_index is None else f"round {round_index} {name}"
 
-    def _dir(self, round_index: int | None, name: str) -> Path:
+    def run_dir(self, round_index: int | None, name: str) -> Path:
+        """The folder (or file) ``name`` of round ``round_index``, or of the run when it is None."""
         return self.root / (name if round_index is None else f"round_{round_index:03d}/{name}")
 
-    def _write_manifest(self, bases: dict[str, str]) -> None:
+    def _write_manifest(self, bases: Models) -> None:
         if self.dist.is_main and not (self.root / "run.json").is_file():
             atomic_write_json(self.root / "run.json", {
                 "config": self.cfg.to_dict(), "versions": package_versions(), "git_sha": git_sha(),
                 "seeds": {"run": self.cfg.seed}, "started": time.strftime("%Y-%m-%dT%H:%M:%S"), "machine": self.machine,
-                "base_models": {role: {"path": path, "sha256": folder_digest(path)} for role, path in bases.items()},
+                "base_models": {role: {"path": path, "sha256": folder_digest(path)}
+                                for role, path in bases.to_dict().items()},
             })
         self.dist.wait()
 
     # ------------------------------------------------------------------ phases
-    def _warm_start(self, bases: dict[str, str]) -> dict[str, str]:
-        from osint_eval.modeling import resolve_model
-
+    def _warm_start(self, bases: Models) -> Models:
+        """The warm start of each role from ``bases``; returns the models it trained."""
         cfg = self.cfg
         roles = ("shared",) if cfg.model_topology == "shared" else ("generator", "answerer")
-        current = dict(bases)
+        current = dataclasses.replace(bases)
         for role in roles:
-            out = self._dir(None, f"warm_start/{role}")
+            out = self.run_dir(None, f"warm_start/{role}")
 
             def fn(role: str = role, out: Path = out) -> dict[str, Any]:
                 rows, counts = data.warm_start_rows(self.pool, cfg, role)
                 if self.dist.is_main:
                     atomic_write_jsonl(out / "demonstrations.jsonl", rows)
-                src = bases["generator" if role == "shared" else role]
+                src = bases.generator if role in ("shared", "generator") else bases.answerer
                 name = cfg.model.generator if role != "answerer" else cfg.model.answerer
                 return {**phases.run_sft(resolve_model(src), rows, cfg, out, role, name), "demonstration_counts": counts}
 
-            result = self._phase(None, f"warm_start_{role}", fn, collective=True)
+            result = self.run_phase(None, f"warm_start_{role}", fn, collective=True)
             if role in ("answerer", "shared"):
-                self.summary["warm_start"] = result
+                self.summary.warm_start = result
             for r in (("generator", "answerer") if role == "shared" else (role,)):
-                current[r] = str(out / "final_model")
+                setattr(current, r, str(out / "final_model"))
         return current
 
-    def _generator_phase(self, r: int, current: dict[str, str]) -> dict[str, Any]:
+    def _generator_phase(self, r: int, current: Models) -> Metrics:
         cfg = self.cfg
-        out = self._dir(r, "generator")
+        out = self.run_dir(r, "generator")
         rows = data.generator_rows(self.pool, cfg, r)
 
         def fn() -> dict[str, Any]:
             if self.dist.is_main:
                 atomic_write_jsonl(out / "prompts.jsonl", rows)
-            solver = None if cfg.dry_run else self._solver(current["answerer"], stream_seed(cfg.seed, "solver", r))
+            solver = None if cfg.dry_run else self._solver(current.answerer, stream_seed(cfg.seed, "solver", r))
             reward = GeneratorReward(self.pool, cfg.generator, solver)
-            metrics = phases.run_grpo(current["generator"], rows, reward, cfg.grpo_generator, cfg, out, "generator",
+            metrics = phases.run_grpo(current.generator, rows, reward, cfg.grpo_generator, cfg, out, "generator",
                                       cfg.model.generator, stream_seed(cfg.seed, "grpo_generator", r))
             metrics["validity"] = dict(reward.reasons)
             metrics["reward_seconds"] = reward.seconds
@@ -180,28 +201,31 @@ class SelfPlayRun:
             metrics["frozen_answerer_unsolvable_under_budget"] = solver.unsolvable if solver is not None else 0
             return metrics
 
-        result = self._phase(r, "generator", fn, collective=True)
+        result = self.run_phase(r, "generator", fn, collective=True)
         self._advance(current, "generator", out)
         return result
 
-    def _sample_phase(self, r: int, current: dict[str, str]) -> dict[str, Any]:
+    def _sample_phase(self, r: int, current: Models) -> Metrics:
         """Sample proposals from the trained generator, validate them with osint-gym."""
         cfg = self.cfg
-        out = self._dir(r, "sampled")
+        out = self.run_dir(r, "sampled")
 
         def fn() -> dict[str, Any]:
             n = cfg.generator.sample_tasks
             rows = data.sample_rows(self.pool, cfg, r)
             offers = [Offer.from_json(row["offer"]) for row in rows]
             worlds = [self.pool.world(row["world_seed"]) for row in rows]
-            completions = phases.sample_completions(
-                current["generator"], [generator_messages(w, o) for w, o in zip(worlds, offers)],
-                temperature=cfg.generator.sample_temperature, seed=stream_seed(cfg.seed, "sample_generation", r),
-                max_new_tokens=cfg.grpo_generator.max_completion_length, decoding=cfg.model.decoding)
-            batch = validate_sampled(worlds, offers, completions, max_hops=cfg.generator.max_hops, id_prefix=f"gen-r{r}-")
+
+            def generate(prompts: list[list[dict[str, str]]]) -> list[str]:
+                return phases.sample_completions(
+                    current.generator, prompts, temperature=cfg.generator.sample_temperature,
+                    seed=stream_seed(cfg.seed, "sample_generation", r),
+                    max_new_tokens=cfg.grpo_generator.max_completion_length, decoding=cfg.model.decoding)
+
+            batch = sample_tasks(worlds, offers, generate, max_hops=cfg.generator.max_hops, id_prefix=f"gen-r{r}-")
             tasks, reasons, records = batch.tasks, batch.reasons, batch.records
             # the frozen answerer's estimated solve rate of each valid task (k samples, as the generator's reward)
-            rates = self._solver(current["answerer"], stream_seed(cfg.seed, "sample_solver", r)).solve_rates(
+            rates = self._solver(current.answerer, stream_seed(cfg.seed, "sample_solver", r)).solve_rates(
                 [(self.pool.world(t.provenance["world_seed"]), t) for t in tasks]) if tasks else []
             tasks = [dataclasses.replace(t, provenance={**t.provenance, "solve_rate": p}) for t, p in zip(tasks, rates)]
             atomic_write_jsonl(out / "proposals.jsonl", records)
@@ -212,38 +236,31 @@ class SelfPlayRun:
             atomic_write_json(out / "validation.json", validation)
             return validation
 
-        return self._phase(r, "sample", fn)
+        return self.run_phase(r, "sample", fn)
 
-    def _solver(self, answerer: str, seed: int, temperature: float | None = None) -> Any:
+    def _solver(self, answerer: str, seed: int, temperature: float | None = None) -> SolverSampler:
         """The frozen answerer's sampler (`SolverSampler.from_config`)."""
-        from osint_selfplay.solver import SolverSampler
-
         return SolverSampler.from_config(self.cfg, answerer, seed, temperature)
 
-    def _answerer_phase(self, r: int, current: dict[str, str], name: str, *, uniform: bool = False) -> dict[str, Any]:
-        """The answerer's GRPO phase ``name`` of round ``r`` from ``current["answerer"]``. ``uniform``: the
+    def answerer_phase(self, r: int, current: Models, name: str, *, uniform: bool = False) -> Metrics:
+        """The answerer's GRPO phase ``name`` of round ``r`` from ``current.answerer``. ``uniform``: the
         uniform-task control of the round's answerer phase (osint-selfplay.controls): the same seed
         tasks, stream and GRPO seed, without the generated tasks, into ``name``'s own folder."""
         cfg = self.cfg
-        out = self._dir(r, name)
+        out = self.run_dir(r, name)
         step = "answerer" if uniform else name
         generated: list[Task] = []
         if name == "answerer":  # the uniform-task control's own name keeps the generated tasks out
-            sampled = self._dir(r, "sampled") / "tasks.jsonl"
+            sampled = self.run_dir(r, "sampled") / "tasks.jsonl"
             generated = [Task.from_dict(row) for row in read_jsonl(sampled)] if sampled.is_file() else []
-        start = current["answerer"]
+        start = current.answerer
 
         def fn() -> dict[str, Any]:
             rows, mix = self._answerer_rows(r, start, generated, step, out)
             rollout = None
             if cfg.answerer.mode == "multi_turn":
-                from osint_selfplay.rewards import EpisodeReward
-                from osint_selfplay.rollout import MultiTurnRollout
-
-                a = cfg.answerer
-                rollout = MultiTurnRollout(self.pool, rows, max_turns=a.max_turns, max_parallel_calls=a.max_parallel_calls,
-                                           max_observation_chars=a.max_observation_chars, observation_format=a.observation_format,
-                                           bare=a.bare_prompt, decoding=cfg.model.decoding)
+                rollout = MultiTurnRollout(self.pool, rows, spec=cfg.answerer.episode_spec(),
+                                           decoding=cfg.model.decoding)
                 reward: Any = EpisodeReward(cfg.parl, cfg.grpo_answerer.num_generations)
             else:
                 reward = AnswererReward(cfg.grpo_answerer.num_generations)
@@ -273,7 +290,7 @@ class SelfPlayRun:
                             r, mix["generated"], mix["top_up"])
             return metrics
 
-        result = self._phase(r, name, fn, collective=True)
+        result = self.run_phase(r, name, fn, collective=True)
         self._advance(current, "answerer", out)
         return result
 
@@ -295,18 +312,17 @@ class SelfPlayRun:
         self.dist.wait()
         return read_jsonl(out / "tasks.jsonl"), json.loads((out / "mix.json").read_text())
 
-    def _relabel_phase(self, r: int, current: dict[str, str]) -> dict[str, Any]:
+    def _relabel_phase(self, r: int, current: Models) -> Metrics:
         """Expert relabelling (`osint_selfplay.relabel`): the answerer plays training tasks, the oracle
         continues its failed episodes from every state they reached, and SFT trains on those
         continuations (and on the rows of earlier rounds), ``relabel.share`` of every step, beside the
         warm start's demonstrations."""
-        from osint_selfplay import relabel
 
         cfg = self.cfg
-        out = self._dir(r, "relabel")
+        out = self.run_dir(r, "relabel")
         role = "shared" if cfg.model_topology == "shared" else "answerer"
-        warm_dir = self._dir(None, f"warm_start/{role}")
-        sampled = self._dir(r, "sampled") / "tasks.jsonl"
+        warm_dir = self.run_dir(None, f"warm_start/{role}")
+        sampled = self.run_dir(r, "sampled") / "tasks.jsonl"
         generated = [Task.from_dict(row) for row in read_jsonl(sampled)] if sampled.is_file() else []
 
         def fn() -> dict[str, Any]:
@@ -315,30 +331,30 @@ class SelfPlayRun:
             counts: dict[str, int] = {}
             if not cfg.dry_run:
                 seed = stream_seed(cfg.seed, "relabel_generation", r)
-                rows, counts = relabel.relabelled_rows(current["answerer"], self.pool, cfg, tasks, seed,
+                rows, counts = relabel.relabelled_rows(current.answerer, self.pool, cfg, tasks, seed,
                                                        cfg.relabel.workers)
             atomic_write_jsonl(out / "relabelled.jsonl", rows)
-            earlier = [row for q in range(r) for row in read_jsonl(self._dir(q, "relabel") / "relabelled.jsonl")]
+            earlier = [row for q in range(r) for row in read_jsonl(self.run_dir(q, "relabel") / "relabelled.jsonl")]
             if not earlier + rows and not cfg.dry_run:
                 raise ConfigError(f"round {r}: relabelling kept no conversation ({counts}); raise relabel.tasks")
-            warm = self.phases.done(None, f"warm_start_{role}") or {}
-            sft = relabel.train(cfg, r, current["answerer"], warm_dir, warm, earlier + rows, out, self.probe)
+            warm = self.markers.done(None, f"warm_start_{role}") or {}
+            sft = relabel.train(cfg, r, current.answerer, warm_dir, warm, earlier + rows, out, self.probe)
             return {**sft, "relabel": counts, "tasks": mix, "aggregated_rows": len(earlier),
-                    "relabelled_rows": len(earlier) + len(rows), "start_model": current["answerer"]}
+                    "relabelled_rows": len(earlier) + len(rows), "start_model": current.answerer}
 
-        result = self._phase(r, "relabel", fn)
+        result = self.run_phase(r, "relabel", fn)
         self._advance(current, "answerer", out)
         return result
 
-    def _advance(self, current: dict[str, str], role: str, out: Path) -> None:
+    def _advance(self, current: Models, role: str, out: Path) -> None:
         path = str(out / "final_model")
         if self.cfg.model_topology == "shared":
-            current["generator"] = current["answerer"] = path
+            current.generator = current.answerer = path
         else:
-            current[role] = path
+            setattr(current, role, path)
 
     # ------------------------------------------------------------------ run
-    def run(self) -> dict[str, Any]:
+    def run(self) -> RunSummary:
         """Run every unfinished phase. A new run that fails before any phase finished (a data
         setting no world can satisfy, a model that does not load) removes what it wrote, so the
         folder does not block the next attempt; Ctrl-C keeps it for ``--resume``."""
@@ -351,54 +367,73 @@ class SelfPlayRun:
                 shutil.rmtree(self.root, ignore_errors=True) if created else (self.root / "run.json").unlink(missing_ok=True)
             raise
 
-    def _run(self) -> dict[str, Any]:
-        from osint_eval.modeling import resolve_model
-
+    def _run(self) -> RunSummary:
         cfg = self.cfg
         answerer_model = cfg.model.generator if cfg.model_topology == "shared" else cfg.model.answerer
-        bases = {"generator": resolve_model(cfg.model.generator), "answerer": resolve_model(answerer_model)}
+        bases = Models(generator=resolve_model(cfg.model.generator), answerer=resolve_model(answerer_model))
         self.root.mkdir(parents=True, exist_ok=True)
         if self.dist.is_main:
             clean_partials(self.root)
         self._write_manifest(bases)
-        current = self._warm_start(bases) if cfg.warm_start_on else dict(bases)
-        warm = dict(current)
+        warm = self._warm_start(bases) if cfg.warm_start_on else dataclasses.replace(bases)
+        state = RunState(bases=bases, warm=warm, current=dataclasses.replace(warm))
         if self.probe.enabled:  # the dev curve's first point: the model the on-policy rounds start from
-            start = current["answerer"]
-            self.summary["dev_curve_start"] = self._phase(
+            start = warm.answerer
+            self.summary.dev_curve_start = self.run_phase(
                 None,
                 "dev_curve_start",
                 lambda: self.probe.measure_path(start, "warm start" if cfg.warm_start_on else "base", 0),
             )
         for r in range(cfg.rounds):
-            round_summary: dict[str, Any] = {"round": r}
-            for step in SCHEDULES[cfg.phase_schedule]:
-                if step == "generator":
-                    round_summary["generator"] = self._generator_phase(r, current)
-                elif step == "sample":
-                    round_summary["sampled"] = self._sample_phase(r, current)
-                else:
-                    if step == "answerer" and cfg.relabel.enabled:
-                        round_summary["relabel"] = self._relabel_phase(r, current)
-                    if step != "answerer" or not cfg.relabel.enabled or cfg.relabel.grpo:
-                        round_summary[step] = self._answerer_phase(r, current, step)
-            self.summary["rounds"].append(round_summary)
+            round_summary = self._round(r, state.current)
+            self.summary.rounds.append(round_summary)
             if self.dist.is_main:
-                atomic_write_json(self._dir(r, "summary.json"), round_summary)
-        self.summary["output_dir"] = str(self.root)
-        self.summary["final_models"] = dict(current)
-        self.summary["warm_start_models"] = warm if cfg.warm_start_on else None
-        from osint_selfplay import controls
-
+                atomic_write_json(self.run_dir(r, "summary.json"), round_summary.to_dict())
+        self.summary.output_dir = str(self.root)
+        self.summary.final_models = dataclasses.replace(state.current)
+        self.summary.warm_start_models = warm if cfg.warm_start_on else None
         models = controls.train(self, equal_compute=cfg.warm_start.control, uniform=cfg.answerer.uniform_control)
         if cfg.eval.enabled:
-            from osint_selfplay.evaluate import evaluate_run
-
-            self.summary["evaluation"] = self._phase(None, "evaluation", lambda: evaluate_run(self, bases, warm, current, models))
-        if self.dist.is_main:
-            atomic_write_json(self.root / "summary.json", self.summary)
-        self.dist.wait()
+            self.summary.evaluation = self.run_phase(None, "evaluation", lambda: evaluate_run(self, state, models))
+        self.write_summary()
         return self.summary
+
+    def _round(self, r: int, current: Models) -> RoundSummary:
+        """Round ``r``'s phases in the configured schedule, advancing ``current``."""
+        cfg = self.cfg
+        round_summary = RoundSummary(round=r)
+        for step in SCHEDULES[cfg.phase_schedule]:
+            if step == "generator":
+                round_summary.generator = self._generator_phase(r, current)
+            elif step == "sample":
+                round_summary.sampled = self._sample_phase(r, current)
+            else:
+                if step == "answerer" and cfg.relabel.enabled:
+                    round_summary.relabel = self._relabel_phase(r, current)
+                if step != "answerer" or not cfg.relabel.enabled or cfg.relabel.grpo:
+                    setattr(round_summary, step, self.answerer_phase(r, current, step))
+        return round_summary
+
+    def write_summary(self) -> None:
+        """Write ``summary.json`` (the main process), then wait for every process."""
+        if self.dist.is_main:
+            atomic_write_json(self.root / "summary.json", self.summary.to_dict())
+        self.dist.wait()
+
+
+def after_run(run_dir: str | Path) -> RunSummary:
+    """Train the controls a finished run lacks (the equal-compute one where its warm start was packed),
+    add them to its evaluation (paired on the same tasks) and return the updated run summary."""
+    run = SelfPlayRun.finished(run_dir)
+    cfg, summary = run.cfg, run.summary
+    if cfg.dry_run:
+        raise ConfigError(f"the run in {str(run.root)!r} is a dry run: it trained nothing to control")
+    models = controls.train(run, equal_compute=cfg.warm_start_on and cfg.warm_start.packing and not summary.control,
+                            uniform=not summary.uniform_control)
+    if cfg.eval.enabled and models:
+        summary.evaluation = evaluate_controls(run, models)
+    run.write_summary()
+    return summary
 
 
 def _one_line(result: dict[str, Any]) -> str:

@@ -11,14 +11,23 @@ import logging
 import os
 import shutil
 import time
+import urllib.request
 from pathlib import Path
 from typing import Any
 
+from tqdm import tqdm
+
+from osint_eval.modeling import load_model_and_tokenizer
+from osint_eval.policies import HFPolicy
+from osint_selfplay import sft
 from osint_selfplay.artifacts import atomic_dir, atomic_write_jsonl, write_model_card
 from osint_selfplay.config import RunConfig
+from osint_selfplay.curves import grpo_callback
+from osint_selfplay.data import as_messages
 from osint_selfplay.errors import ConfigError, HealthError
 from osint_selfplay.grpo_config import GRPOPhaseConfig
 from osint_selfplay.rewards import ZERO_VARIANCE_METRIC
+from osint_selfplay.trl_compat import device_args, grpo_config, plain_lm_head
 
 log = logging.getLogger("osint_selfplay")
 DECAY_START = "decay_start.pt"  # a packed warm start's state where its learning rate began to decay
@@ -42,8 +51,6 @@ def check_vllm(cfg: RunConfig, probe_seconds: float = 5.0) -> None:
     if not cfg.use_vllm:
         return
     if cfg.vllm_mode == "server":
-        import urllib.request
-
         url = cfg.vllm_server_base_url.rstrip("/") + "/health"  # what TRL's VLLMClient.check_server polls
         try:  # urlopen raises for an error status as well (HTTPError and URLError are OSErrors)
             urllib.request.urlopen(url, timeout=probe_seconds).close()  # noqa: S310 - the configured server
@@ -149,8 +156,6 @@ def _run_trl_sft(model_path: str, rows: list[dict[str, Any]], cfg: RunConfig, ou
     from transformers import AutoTokenizer
     from trl import SFTConfig, SFTTrainer
 
-    from osint_selfplay.trl_compat import device_args
-
     ws = cfg.warm_start
     tokenizer = AutoTokenizer.from_pretrained(model_path)
     multi_turn = bool(rows) and "messages" in rows[0]
@@ -184,9 +189,6 @@ def _run_packed_sft(model_path: str, rows: list[dict[str, Any]], cfg: RunConfig,
                     overrides: dict[str, Any] | None = None, extra: list[dict[str, Any]] | None = None,
                     extra_share: float = 0.0, probe: Any = None) -> dict[str, Any]:
     import torch
-
-    from osint_eval.modeling import load_model_and_tokenizer
-    from osint_selfplay import sft
 
     if int(os.environ.get("WORLD_SIZE", "1")) > 1:
         raise ConfigError("warm_start.packing trains in one process; under accelerate launch set warm_start.packing = false")
@@ -243,8 +245,6 @@ def _run_packed_sft(model_path: str, rows: list[dict[str, Any]], cfg: RunConfig,
 def _packed_settings(cfg: RunConfig, extra_steps: int | None, skip_rows: int, extra_rows_per_step: int) -> Any:
     """`sft.SFTSettings` from ``warm_start``: the warm start itself (``extra_steps`` None: its epochs and
     bounds) or a continuation of it by ``extra_steps`` optimizer steps from packed row ``skip_rows``."""
-    from osint_selfplay import sft
-
     ws = cfg.warm_start
     warm = extra_steps is None
     return sft.SFTSettings(
@@ -275,8 +275,6 @@ def extra_rows(batch_size: int, share: float) -> int:
 def _pack_rows(sft: Any, tokenizer: Any, rows: list[dict[str, Any]], max_length: int) -> Any:
     """``rows`` (messages, or prompt/completion pairs) tokenized with their assistant masks (a relabelled
     row's ``masked_turns`` first turns masked out) and packed into rows of ``max_length``."""
-    from osint_selfplay.data import as_messages
-
     conversations = as_messages(rows)
     return sft.pack(sft.tokenize(tokenizer, [r["messages"] for r in conversations],
                                  masked_turns=[int(r.get("masked_turns", 0)) for r in conversations]), max_length)
@@ -284,8 +282,6 @@ def _pack_rows(sft: Any, tokenizer: Any, rows: list[dict[str, Any]], max_length:
 
 def grpo_args(phase: GRPOPhaseConfig, cfg: RunConfig, out: Path, seed: int, path: str = "grpo") -> Any:
     """TRL's GRPOConfig for a phase writing under ``out`` (see `trl_compat.grpo_config`)."""
-    from osint_selfplay.trl_compat import grpo_config
-
     return grpo_config(phase, cfg, str(out / "trainer"), seed, path)
 
 
@@ -304,16 +300,12 @@ def run_grpo(model_path: str, rows: list[dict[str, Any]], reward: Any, phase: GR
     from transformers import AutoTokenizer
     from trl import GRPOTrainer
 
-    from osint_selfplay.trl_compat import plain_lm_head
-
     tokenizer = AutoTokenizer.from_pretrained(model_path, padding_side="left")
     capture = _LogCapture(f"grpo_{role}")
     callbacks = [capture, *(callbacks or [])]
     points: list[dict[str, Any]] = []
     probing = probe is not None and probe.enabled
     if probing:
-        from osint_selfplay.curves import grpo_callback
-
         callbacks.append(grpo_callback(probe, tokenizer, label or f"{role} GRPO", points))
     trainer = GRPOTrainer(model=model_path, reward_funcs=[reward], args=grpo_args(phase, cfg, out, seed, f"grpo_{role}"),
                           train_dataset=Dataset.from_list(rows), processing_class=tokenizer, callbacks=callbacks,
@@ -393,10 +385,6 @@ def sample_completions(model_dir: str, conversations: list[list[dict[str, str]]]
     chunk that starts at index ``i`` seeded ``seed + i``: a completion depends on its chunk only. This is
     not what one ``HFPolicy.generate`` call over all of them would sample: that call sorts the prompts by
     length before it cuts batches, so its batches, seeds and padding differ."""
-    from tqdm import tqdm
-
-    from osint_eval.policies import HFPolicy
-
     policy = HFPolicy(model_dir, batch_size=batch_size, max_new_tokens=max_new_tokens, temperature=temperature,
                       seed=seed, decoding=decoding)
     out: list[str] = []

@@ -24,16 +24,23 @@ decaying to 0.
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any, cast
+from pathlib import Path
+from typing import Any, cast
 
-if TYPE_CHECKING:
-    from pathlib import Path
-
-    from osint_gym.tasks import Task
-    from osint_gym.world import World
-    from osint_selfplay.config import RunConfig
-    from osint_selfplay.worlds import WorldPool
-
+from osint_eval.evaluate import worker_pool
+from osint_eval.policies import HFPolicy
+from osint_eval.runner import run_multi_turn
+from osint_gym import chat
+from osint_gym.actions import parse_action
+from osint_gym.agents import oracle_continuation, unseen_ids
+from osint_gym.tasks import Task
+from osint_gym.world import World
+from osint_selfplay import phases
+from osint_selfplay.artifacts import read_jsonl
+from osint_selfplay.config import RunConfig
+from osint_selfplay.data import rename_words
+from osint_selfplay.rollout import episode_env
+from osint_selfplay.worlds import WorldPool
 
 COUNTS = ("episodes", "solved", "failed", "states", "ended", "incorrect", "followed", "after_error", "unseen_ids",
           "duplicates", "kept")
@@ -52,12 +59,7 @@ def relabel_episode(pool: WorldPool, cfg: RunConfig, world: World, task: Task,
     retry after a failed lookup retries the same miscopied call until its steps run out); ``"divergence"``:
     one, at the first state where its next turn is not the teacher's (the calls compared as a set), so the
     loss falls where it went wrong and no row starts after its mistake."""
-    from osint_gym import chat
-    from osint_gym.agents import oracle_continuation, unseen_ids
-    from osint_selfplay.data import rename_words
-    from osint_selfplay.rollout import episode_env
-
-    a = cfg.answerer
+    spec = cfg.answerer.episode_spec()
     divergence = cfg.relabel.states == "divergence"
     counts = dict.fromkeys(COUNTS, 0)
     rows = []
@@ -66,9 +68,8 @@ def relabel_episode(pool: WorldPool, cfg: RunConfig, world: World, task: Task,
     first = 0 if divergence or not actions else 1
     for k in range(first, len(actions) + 1):
         counts["states"] += 1
-        env = episode_env(pool, task, cast(int, world.seed), a.max_turns, a.max_parallel_calls, a.max_observation_chars,
-                          observation_format=a.observation_format, bare=a.bare_prompt)
-        record = oracle_continuation(env, actions[:k], action_format=a.action_format, options={"task_index": 0})
+        env = episode_env(pool, task, cast(int, world.seed), spec)
+        record = oracle_continuation(env, actions[:k], action_format=spec.action_format, options={"task_index": 0})
         if record is None:
             counts["ended"] += 1  # the answerer's k-th turn ended the episode: nothing to continue
             continue
@@ -86,8 +87,8 @@ def relabel_episode(pool: WorldPool, cfg: RunConfig, world: World, task: Task,
             continue
         turns = record.turns
         messages = chat.episode_messages(record.first_observation, [t.action for t in turns],
-                                         [t.observation for t in turns[:-1]], short=a.action_format == "short",
-                                         system=not a.bare_prompt)
+                                         [t.observation for t in turns[:-1]], short=spec.action_format == "short",
+                                         system=spec.describe_tools)
         if cfg.warm_start.rename_words:  # as the demonstrations are: every made-up word is trained, not the worlds' own
             messages = rename_words(messages, f"rename-words:relabel:{cfg.seed}:{world.seed}:{task.task_id}:{k}")
         rows.append({"messages": messages, "masked_turns": k})
@@ -98,8 +99,6 @@ def relabel_episode(pool: WorldPool, cfg: RunConfig, world: World, task: Task,
 
 def same_calls(a: str, b: str) -> bool:
     """Whether two actions make the same calls, in any order (a fan-out's order is the agent's choice)."""
-    from osint_gym.actions import parse_action
-
     def key(action: str) -> list[str] | None:
         parsed = parse_action(action)
         return sorted(json.dumps([c.name, c.args], sort_keys=True) for c in parsed.calls) if parsed.ok else None
@@ -111,20 +110,17 @@ def same_calls(a: str, b: str) -> bool:
 def _shard(policy: Any, pool: WorldPool, cfg: RunConfig, items: list[dict[str, Any]]) -> tuple[Rows, dict[str, int]]:
     """One process's share: play its tasks (grouped by world, as osint-eval's runner takes them),
     then relabel the failures."""
-    from osint_eval.runner import run_multi_turn
-    from osint_gym.tasks import Task
-    from osint_selfplay.evaluate import episode_kwargs
-
     counts = dict.fromkeys(COUNTS, 0)
     rows: Rows = []
     by_world: dict[int, list[Task]] = {}
     for item in items:
         by_world.setdefault(item["world_seed"], []).append(Task.from_dict(item["task"]))
     try:
-        episode = episode_kwargs(cfg.answerer, cfg.eval.batch_size)
+        spec = cfg.answerer.episode_spec()
         for world_seed, tasks in by_world.items():
             world = pool.world(world_seed)
-            for task, result in zip(tasks, run_multi_turn(policy, world, tasks, **episode)):
+            results = run_multi_turn(policy, world, tasks, spec=spec, batch_size=cfg.eval.batch_size)
+            for task, result in zip(tasks, results):
                 counts["episodes"] += 1
                 if result.correct:
                     counts["solved"] += 1
@@ -144,16 +140,12 @@ def relabelled_rows(model_dir: str, pool: WorldPool, cfg: RunConfig, tasks: list
     """(rows, counts): the answerer ``model_dir`` plays ``tasks`` and the oracle relabels every state
     of its failed episodes (`relabel_episode`); identical conversations are kept once. ``workers``
     processes share the tasks (worker k plays tasks k, k + workers, ...)."""
-    from osint_eval.policies import HFPolicy
-
     policy = HFPolicy(model_dir, batch_size=cfg.eval.batch_size, max_new_tokens=cfg.eval.max_new_tokens,
                       temperature=cfg.relabel.temperature, seed=seed, decoding=cfg.model.decoding)
     items = [{"task": t.to_dict(), "world_seed": w.seed} for w, t in tasks]
     if workers <= 1:
         results = [_shard(policy, pool, cfg, items)]
     else:
-        from osint_eval.evaluate import worker_pool
-
         with worker_pool(workers) as ex:
             results = list(ex.map(_shard, [policy] * workers, [pool] * workers, [cfg] * workers,
                                   [items[k::workers] for k in range(workers)]))
@@ -181,9 +173,6 @@ def train(cfg: RunConfig, r: int, start_model: str, warm_dir: Path, warm: dict[s
     warm start that saved its decay's start resumes there, its schedule stretched by ``relabel.sft_steps``
     (as the equal-compute control's is); later rounds continue ``start_model`` with a fresh optimizer.
     ``sft_steps`` and ``sft_seconds`` in the result: what `controls.budget_steps` counts as SFT."""
-    from osint_selfplay import phases
-    from osint_selfplay.artifacts import read_jsonl
-
     demos_file = warm_dir / "demonstrations.jsonl"
     demos = read_jsonl(demos_file) if demos_file.is_file() else []
     main, extra = (demos, relabelled) if demos else (relabelled, [])

@@ -10,17 +10,18 @@ from typing import Any
 
 from osint_eval.schema import Curve, Estimate, PairedBlock
 from osint_selfplay.evaluate import RUN_MODELS, comparison_order, model_order
+from osint_selfplay.state import RoundSummary, RunSummary
 
 
 def _est(d: dict[str, Any] | None, where: str, pct: bool = True) -> str:
     return Estimate.from_dict(d, where).fmt(pct=pct, show_n=False) if d else "n/a"
 
 
-def _round_lines(rnd: dict[str, Any]) -> list[str]:
-    s, g, a = rnd.get("sampled", {}), rnd.get("generator", {}), rnd.get("answerer", {})
+def _round_lines(rnd: RoundSummary) -> list[str]:
+    s, g, a = rnd.sampled or {}, rnd.generator or {}, rnd.answerer or {}
     mix = a.get("mix", {})
     head = (
-        f"round {rnd['round']}: generator reward {_num(g.get('reward_first'))} -> {_num(g.get('reward_last'))}; "
+        f"round {rnd.round}: generator reward {_num(g.get('reward_first'))} -> {_num(g.get('reward_last'))}; "
         f"valid proposals {s.get('valid')}/{s.get('proposals')} ({_pct(s.get('valid_rate'))}); "
         f"frozen answerer's solve rate on them {_pct(s.get('answerer_solve_rate_on_generated'))}"
         + (f" ({s['solve_rate_samples']} samples each)" if s.get("solve_rate_samples") else ""))
@@ -35,7 +36,7 @@ def _round_lines(rnd: dict[str, Any]) -> list[str]:
            if a.get("zero_variance_mean") is not None else "")
     )
     lines = [head + (grpo if a else "; no answerer GRPO phase")]
-    relabel = rnd.get("relabel")
+    relabel = rnd.relabel
     if relabel:
         c, t = relabel.get("relabel") or {}, relabel.get("tasks") or {}
         lines.append(
@@ -169,16 +170,17 @@ def _comparison_lines(comparisons: dict[str, Any], where: str, prefix: str, stro
     return lines
 
 
-def _control_lines(summary: dict[str, Any]) -> list[str]:
+def _control_lines(summary: RunSummary) -> list[str]:
     """The two controls (osint_selfplay.controls): trained, or the command that trains them after the job.
     When no generated task reached the answerer, its GRPO rows were osint-gym seed tasks only, the rows
     (same stream, same order) the uniform-task control trains on: the two answerers are one run, the
     delta is 0 by construction, and the summary says so instead of printing a comparison."""
-    rounds, run_dir = summary.get("rounds", []), summary.get("output_dir", "RUN_DIR")
+    rounds, run_dir = summary.rounds, summary.output_dir or "RUN_DIR"
     later = f"not in this job; `osint-selfplay controls {run_dir}` trains it from this run and adds it to the evaluation"
-    mixes = [r.get("answerer", {}).get("mix") for r in rounds]
+    mixes = [(r.answerer or {}).get("mix") for r in rounds]
     generated = sum(m.get("generated", 0) for m in mixes if m)
-    uniform, lines = summary.get("uniform_control"), []
+    uniform: dict[str, Any] | None = summary.uniform_control
+    lines: list[str] = []
     if (uniform and uniform.get("same_as_final")) or (rounds and all(mixes) and not generated):
         lines.append("self-play vs uniform tasks: no generated task reached the answerer (0 in the frontier band or valid), so its "
                      "rows were the uniform seed tasks the uniform-task control trains on: the same run, delta 0 by construction")
@@ -190,24 +192,26 @@ def _control_lines(summary: dict[str, Any]) -> list[str]:
                      f"answerer reward {_num(uniform.get('reward_first'))} -> {_num(uniform.get('reward_last'))}")
     elif rounds and all(mixes):
         lines.append(f"self-play vs uniform tasks: {generated} generated tasks trained the answerer; the uniform-task control: {later}")
-    ws = summary.get("warm_start") or {}
-    if summary.get("control"):
-        lines.append(_sft_line("equal-compute control", summary["control"]))
+    ws = summary.warm_start or {}
+    if summary.control:
+        lines.append(_sft_line("equal-compute control", summary.control))
     elif ws.get("packed_rows") and not ws.get("dry_run") and rounds:
         lines.append(f"equal-compute control: {later}")
     return lines
 
 
-def format_summary(summary: dict[str, Any]) -> str:
+def format_summary(summary: RunSummary | dict[str, Any]) -> str:
+    """The run summary as text; ``summary`` may be a summary.json's content."""
+    if not isinstance(summary, RunSummary):
+        summary = RunSummary.from_dict(summary)
     lines = ["== osint-selfplay run summary =="]
-    for rnd in summary.get("rounds", []):
+    for rnd in summary.rounds:
         lines += _round_lines(rnd)
-    ws = summary.get("warm_start")
-    if ws:
-        lines.append(_sft_line("warm start", ws))
+    if summary.warm_start:
+        lines.append(_sft_line("warm start", summary.warm_start))
     lines += _control_lines(summary)
-    if summary.get("evaluation"):
-        lines += _evaluation_lines(summary["evaluation"])
+    if summary.evaluation:
+        lines += _evaluation_lines(summary.evaluation)
     return "\n".join(lines)
 
 

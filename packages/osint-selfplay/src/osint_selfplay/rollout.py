@@ -2,7 +2,7 @@
 
 One rollout is one episode: reset on the row's task, then model turn -> osint-gym parses the action
 -> env step -> the observation is appended as the next user (or tool) turn -> model turn ... until the agent
-answers, the env's step budget (``max_turns``) ends, or the token budget (the trainer's
+answers, the env's step budget (``spec.budgets.max_steps``) ends, or the token budget (the trainer's
 ``max_completion_length``, for the whole trajectory) would be exceeded. An episode cut by the token
 budget is scored as unanswered, never as an error.
 
@@ -34,7 +34,7 @@ from typing import Any
 from osint_gym import chat
 from osint_gym.agents import run_episodes
 from osint_gym.env import OSINTEnv
-from osint_gym.episode import EpisodeRecord
+from osint_gym.episode import EpisodeRecord, EpisodeSpec
 from osint_gym.tasks import Task
 from osint_selfplay.errors import SelfPlayError
 from osint_selfplay.trl_compat import generate_turn, rollout_decoder
@@ -45,22 +45,16 @@ def prompt_key(prompt: Any) -> str:
     return json.dumps(prompt, sort_keys=True)
 
 
-def episode_env(pool: WorldPool, task: Task, world_seed: int, max_turns: int, max_parallel_calls: int,
-                max_observation_chars: int, *, observation_format: str = "json", bare: bool = False) -> OSINTEnv:
-    """The env of one multi-turn task (the task is stamped, so building it verifies nothing);
-    ``bare``: the reset observation is the question alone (``describe_tools=False``)."""
-    return OSINTEnv(world=pool.world(world_seed), tasks=[task], max_steps=max_turns, max_parallel_calls=max_parallel_calls,
-                    max_observation_chars=max_observation_chars, observation_format=observation_format, describe_tools=not bare)
+def episode_env(pool: WorldPool, task: Task, world_seed: int, spec: EpisodeSpec) -> OSINTEnv:
+    """The env of one multi-turn task served as ``spec`` says (the task is stamped, so building it verifies nothing)."""
+    return OSINTEnv(world=pool.world(world_seed), tasks=[task], **spec.env_kwargs())
 
 
-def episode_prompt(pool: WorldPool, task: Task, world_seed: int, max_turns: int, max_parallel_calls: int,
-                   max_observation_chars: int, *, observation_format: str = "json", short: bool = False,
-                   bare: bool = False) -> list[dict[str, Any]]:
-    """The row prompt of a multi-turn task: the system message (none if ``bare``) and the env's reset observation."""
-    env = episode_env(pool, task, world_seed, max_turns, max_parallel_calls, max_observation_chars,
-                      observation_format=observation_format, bare=bare)
-    obs, _ = env.reset(seed=0, options={"task_index": 0})
-    return chat.start_messages(obs, short=short, system=not bare)
+def episode_prompt(pool: WorldPool, task: Task, world_seed: int, spec: EpisodeSpec) -> list[dict[str, Any]]:
+    """The row prompt of a multi-turn task: the system message (none without ``spec.describe_tools``) and
+    the env's reset observation."""
+    obs, _ = episode_env(pool, task, world_seed, spec).reset(seed=0, options={"task_index": 0})
+    return chat.start_messages(obs, short=spec.action_format == "short", system=spec.describe_tools)
 
 
 @dataclass
@@ -143,14 +137,11 @@ class _TokenAgent:
 class MultiTurnRollout:
     """``rollout_func(prompts, trainer) -> dict`` for GRPOTrainer."""
 
-    def __init__(self, pool: WorldPool, rows: list[dict[str, Any]], *, max_turns: int, max_parallel_calls: int,
-                 max_observation_chars: int, observation_format: str = "json", bare: bool = False,
+    def __init__(self, pool: WorldPool, rows: list[dict[str, Any]], *, spec: EpisodeSpec,
                  decoding: str = "generate") -> None:
-        self.pool = pool
+        self.pool, self.spec = pool, spec
         self.decoding = decoding  # see `osint_selfplay.trl_compat.rollout_decoder`
-        self.observation_format, self.bare = observation_format, bare
         self.tasks = {prompt_key(r["prompt"]): (Task.from_dict(json.loads(r["task"])), r["world_seed"]) for r in rows}
-        self.max_turns, self.max_parallel_calls, self.max_observation_chars = max_turns, max_parallel_calls, max_observation_chars
         self.stats: list[dict[str, Any]] = []  # one record per rollout, for the run summary
         self.decode_seconds = 0.0  # time spent generating model turns, summed over rollouts
 
@@ -189,8 +180,7 @@ class MultiTurnRollout:
         envs = []
         for prompt in prompts:
             task, world_seed = self.tasks[prompt_key(prompt)]
-            envs.append(episode_env(self.pool, task, world_seed, self.max_turns, self.max_parallel_calls, self.max_observation_chars,
-                                    observation_format=self.observation_format, bare=self.bare))
+            envs.append(episode_env(self.pool, task, world_seed, self.spec))
         agent = _TokenAgent(self, trainer, list(prompts))
         # every member of a group starts from the same state: the same task, reset the same way
         records = run_episodes(envs, agent, seeds=[0] * len(envs), options=[{"task_index": 0}] * len(envs))

@@ -33,6 +33,11 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+from tqdm import tqdm
+
+from osint_selfplay.errors import ConfigError
+
 log = logging.getLogger("osint_selfplay")
 
 
@@ -69,8 +74,6 @@ def tokenize(tokenizer: Any, conversations: list[list[dict[str, Any]]], batch: i
     """(token ids, assistant mask) per conversation, rendered by the tokenizer's chat template; a
     template without ``{% generation %}`` markers cannot mask the environment's text and is refused.
     ``masked_turns[i]``: conversation i's first assistant turns that get no loss."""
-    from osint_selfplay.errors import ConfigError
-
     out: list[tuple[list[int], list[int]]] = []
     for start in range(0, len(conversations), batch):
         enc = tokenizer.apply_chat_template(conversations[start : start + batch], tokenize=True, return_dict=True,
@@ -87,8 +90,6 @@ def tokenize(tokenizer: Any, conversations: list[list[dict[str, Any]]], batch: i
 def pack(tokenized: list[tuple[list[int], list[int]]], max_length: int) -> Packed:
     """First-fit-decreasing packing into rows of at most ``max_length`` tokens; a conversation longer
     than a row is dropped and counted (cutting it would train on a turn without its observation)."""
-    import numpy as np
-
     packed = Packed()
     order = sorted(range(len(tokenized)), key=lambda i: -len(tokenized[i][0]))
     free = np.zeros(len(tokenized), dtype=np.int64)  # free space per row (at most one row per conversation)
@@ -254,8 +255,6 @@ def _step(model: Any, opt: Any, params: list[Any], batch: dict[str, Any], max_gr
 
 def _check_packed(packed: Packed, s: SFTSettings, extra: Packed | None) -> None:
     """One-line errors for settings ``train_packed`` cannot honour, before any weight moves."""
-    from osint_selfplay.errors import ConfigError
-
     if not len(packed):
         raise ConfigError("packed SFT: no conversation fits warm_start.max_length; raise it")
     if s.epochs is None and s.max_seconds is None and s.max_steps is None:
@@ -313,8 +312,6 @@ def train_packed(model: Any, packed: Packed, s: SFTSettings, *, pad_id: int, dev
     epochs, ``skip_rows`` and ``next_row`` count ``packed``'s rows only. ``on_step(steps_done, model)`` is called
     every ``every`` steps (a dev curve's measurement); its seconds are not counted against ``max_seconds``."""
     import torch
-    from tqdm import tqdm
-
     _check_packed(packed, s, extra)
     torch.manual_seed(s.seed)
     params, opt = _optimizer(model, s, device, start)

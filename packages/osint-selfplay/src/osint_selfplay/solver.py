@@ -9,32 +9,30 @@ from __future__ import annotations
 
 from typing import Any
 
+from osint_eval.policies import HFPolicy
+from osint_eval.runner import run_multi_turn
+from osint_gym.episode import EpisodeSpec
 from osint_gym.errors import TaskError
 from osint_gym.single_turn import answer_messages, build_context, score_completion
-from osint_gym.tasks import Budgets, Task, verified
+from osint_gym.tasks import Task, verified
 from osint_gym.world import World
 
 
 class SolverSampler:
     """Samples a frozen answerer checkpoint k times per task and returns solve rates.
 
-    ``episode``: osint-eval's multi-turn runner arguments (`osint_selfplay.evaluate.episode_kwargs`)
-    and ``budgets`` the answerer's; given them, each sample is an episode through the env. A task
-    that the tool-only oracle cannot solve under those budgets has rate 0 (counted in ``unsolvable``)."""
+    ``spec``: how the multi-turn answerer's episodes are served (`AnswererConfig.episode_spec`); given it,
+    each sample is an episode through the env, ``episode_batch`` turns generated together. A task that the
+    tool-only oracle cannot solve under the spec's budgets has rate 0 (counted in ``unsolvable``)."""
 
     def __init__(self, model_dir: str, *, k: int, temperature: float, context_mode: str,
                  n_distractors: int, seed: int, max_new_tokens: int, batch_size: int = 64, decoys: int = 3,
-                 episode: dict[str, Any] | None = None, budgets: Budgets | None = None,
-                 decoding: str = "generate") -> None:
-        from osint_eval.policies import HFPolicy
-
+                 spec: EpisodeSpec | None = None, episode_batch: int = 16, decoding: str = "generate") -> None:
         self.policy = HFPolicy(model_dir, batch_size=batch_size, max_new_tokens=max_new_tokens,
                                temperature=temperature, seed=seed, decoding=decoding)
         self.k, self.temperature = k, temperature
         self.context_mode, self.n_distractors, self.seed, self.decoys = context_mode, n_distractors, seed, decoys
-        if (episode is None) != (budgets is None):
-            raise ValueError("a multi-turn solver needs both the episode arguments and the budgets")
-        self.episode, self.budgets = episode, budgets
+        self.spec, self.episode_batch = spec, episode_batch
         self.unsolvable = 0
 
     @classmethod
@@ -42,22 +40,19 @@ class SolverSampler:
         """The frozen answerer of a run config (``RunConfig``): k = generator.solver_samples at
         generator.solver_temperature (or ``temperature``), single-turn answers on the task's context,
         or multi-turn episodes under the answerer's budgets."""
-        from osint_selfplay.data import answerer_budgets
-        from osint_selfplay.evaluate import episode_kwargs
-
         g, a = cfg.generator, cfg.answerer
         multi = a.mode == "multi_turn"
         t = g.solver_temperature if temperature is None else temperature
         return cls(answerer, k=g.solver_samples, temperature=t, context_mode=a.context_mode,
                    n_distractors=a.n_distractors, decoys=a.decoys, seed=seed,
                    max_new_tokens=cfg.eval.max_new_tokens if multi else cfg.grpo_answerer.max_completion_length,
-                   episode=episode_kwargs(a, cfg.eval.batch_size) if multi else None,
-                   budgets=answerer_budgets(cfg) if multi else None, decoding=cfg.model.decoding)
+                   spec=a.episode_spec() if multi else None, episode_batch=cfg.eval.batch_size,
+                   decoding=cfg.model.decoding)
 
     def solve_rates(self, items: list[tuple[World, Task]]) -> list[float]:
         """Solve rate of each (world, task): the share of k samples that answer correctly."""
-        if self.episode is not None:
-            return self._episode_rates(items)
+        if self.spec is not None:
+            return self._episode_rates(items, self.spec)
         tasks = [t for _, t in items]
         contexts = [build_context(w, t, mode=self.context_mode, n_distractors=self.n_distractors, decoys=self.decoys,
                                   seed=self.seed) for w, t in items]
@@ -69,22 +64,19 @@ class SolverSampler:
             rates.append(sum(score_completion(task, s, ctx).correct for s in samples) / self.k)
         return rates
 
-    def _episode_rates(self, items: list[tuple[World, Task]]) -> list[float]:
-        from osint_eval.runner import run_multi_turn
-
-        assert self.episode is not None and self.budgets is not None
+    def _episode_rates(self, items: list[tuple[World, Task]], spec: EpisodeSpec) -> list[float]:
         rates = [0.0] * len(items)
         by_world: dict[int, tuple[World, list[tuple[int, Task]]]] = {}
         for i, (world, task) in enumerate(items):
             try:
-                task = verified(world, task, self.budgets)  # generated tasks were verified under the default budgets
+                task = verified(world, task, spec.budgets)  # generated tasks were verified under the default budgets
             except TaskError:
                 self.unsolvable += 1
                 continue
             by_world.setdefault(id(world), (world, []))[1].append((i, task))
         for world, group in by_world.values():
             repeated = [task for _, task in group for _ in range(self.k)]  # sampled: each repeat is its own episode
-            results = run_multi_turn(self.policy, world, repeated, **self.episode)
+            results = run_multi_turn(self.policy, world, repeated, spec=spec, batch_size=self.episode_batch)
             for j, (i, _) in enumerate(group):
                 rates[i] = sum(r.correct for r in results[j * self.k : (j + 1) * self.k]) / self.k
         return rates

@@ -12,7 +12,7 @@ The streams of a run (tests/selfplay/test_streams.py checks that their items are
 
 from __future__ import annotations
 
-import hashlib
+from osint_gym.streams import stream_seed as stream_seed  # the one implementation, re-exported for the run's code
 
 TRAIN = "train"  # answerer GRPO seed tasks (index r * tasks_per_round + i)
 RELABEL = "relabel"  # seed tasks the answerer plays for expert relabelling (index r * relabel.tasks + i)
@@ -24,10 +24,3 @@ SAMPLE = "sample"  # offers the trained generator is sampled on (index r * sampl
 GENERATE = "generate"  # offers of the `osint-selfplay generate` command
 WORLDS = "train_worlds"  # seeds of the training worlds
 # Evaluation tasks are the benchmark's held-out split, in its own worlds (never a training world).
-
-
-def stream_seed(seed: int, stream: str, index: int = 0, bits: int = 31) -> int:
-    """A non-negative integer seed for ``stream`` (and ``index`` within it, for per-round seeds):
-    a hash, so distinct names give unrelated seeds (two streams collide with odds of 2**-bits)."""
-    digest = hashlib.sha256(f"{seed}:{stream}:{index}".encode()).digest()
-    return int.from_bytes(digest[:8], "big") % (1 << bits)

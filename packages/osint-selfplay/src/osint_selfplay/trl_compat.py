@@ -18,6 +18,8 @@ from __future__ import annotations
 import dataclasses
 import functools
 import inspect
+import types
+import typing
 from typing import Any
 
 from osint_gym.errors import check_type, unknown_key_message
@@ -32,8 +34,6 @@ GENERATE_PARAMETERS = ("self", "prompt_ids", "images", "multimodal_fields", "num
 @functools.cache
 def grpo_field_types() -> dict[str, Any]:
     """GRPOConfig's settable fields and their resolved type hints."""
-    import typing
-
     from trl import GRPOConfig
 
     hints = typing.get_type_hints(GRPOConfig)
@@ -140,8 +140,6 @@ def plain_lm_head(trainer: Any) -> bool:
     a small vocabulary needs no tiling. The same log-probabilities and entropies (a test); applied
     to a GRPOTrainer's model (which TRL has patched), without PEFT, a reference model, logit scaling
     or soft-capping. Returns whether applied."""
-    import types
-
     import torch
     from trl.kernels.chunked_logprob import _use_triton
     from trl.trainer.utils import FusedCausalLMOutput

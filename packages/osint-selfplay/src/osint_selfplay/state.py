@@ -1,0 +1,125 @@
+"""The typed state of a self-play run: the models it moves between, and its summary.
+
+`RunState` holds the model paths the loop passes from phase to phase; `RunSummary` is what
+``summary.json`` holds, one `RoundSummary` per round. A phase's own result (`Metrics`) stays a
+plain mapping: it is what its trainer logged, written once into its marker and read back as is.
+``to_dict`` / ``from_dict`` are the file boundary; ``from_dict`` reads the summaries written
+before these classes existed (the same keys).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any
+
+from osint_selfplay.errors import ConfigError
+
+Metrics = dict[str, Any]  # one phase's result, as its marker holds it
+
+ROUND_PHASES = ("generator", "sampled", "relabel", "answerer_first", "answerer")
+
+
+@dataclass
+class Models:
+    """The model paths of the two roles (one path twice when one model plays both)."""
+
+    generator: str
+    answerer: str
+
+    def to_dict(self) -> dict[str, str]:
+        return {"generator": self.generator, "answerer": self.answerer}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any], where: str = "models") -> Models:
+        return cls(**_known(cls, data, where))
+
+    @classmethod
+    def both(cls, path: str) -> Models:
+        return cls(generator=path, answerer=path)
+
+
+@dataclass
+class RunState:
+    """The models a run holds while it runs: where it started (``bases``), the warm start's
+    (equal to ``bases`` when it has none) and the current ones, which each phase advances."""
+
+    bases: Models
+    warm: Models
+    current: Models
+
+
+@dataclass
+class RoundSummary:
+    """One round: each phase's result under the name of its step (None: the phase did not run)."""
+
+    round: int
+    generator: Metrics | None = None
+    sampled: Metrics | None = None
+    relabel: Metrics | None = None
+    answerer_first: Metrics | None = None
+    answerer: Metrics | None = None
+
+    def phases(self) -> list[Metrics]:
+        """The results of the phases that ran, in schedule order."""
+        return [m for m in (getattr(self, name) for name in ROUND_PHASES) if m is not None]
+
+    def to_dict(self) -> dict[str, Any]:
+        return _without_none(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any], where: str = "round") -> RoundSummary:
+        return cls(**_known(cls, data, where))
+
+
+@dataclass
+class RunSummary:
+    """The run's summary (``summary.json``); each field is None until the part of the run it records ran."""
+
+    rounds: list[RoundSummary] = field(default_factory=list)
+    warm_start: Metrics | None = None
+    dev_curve_start: Metrics | None = None
+    control: Metrics | None = None
+    uniform_control: Metrics | None = None
+    evaluation: Metrics | None = None
+    output_dir: str | None = None
+    final_models: Models | None = None
+    warm_start_models: Models | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        out = _without_none(self)
+        out["rounds"] = [r.to_dict() for r in self.rounds]
+        for name in ("final_models", "warm_start_models"):
+            models = getattr(self, name)
+            if models is not None:
+                out[name] = models.to_dict()
+        return out
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> RunSummary:
+        if not isinstance(data, dict):
+            raise ConfigError(f"a run summary must be a JSON object; got {type(data).__name__}")
+        values = _known(cls, data, "summary")
+        rounds = data.get("rounds", [])
+        values["rounds"] = [RoundSummary.from_dict(r, f"summary.rounds[{i}]") for i, r in enumerate(rounds)]
+        for name in ("final_models", "warm_start_models"):
+            if values.get(name) is not None:
+                values[name] = Models.from_dict(values[name], f"summary.{name}")
+        return cls(**values)
+
+
+def _without_none(obj: Any) -> dict[str, Any]:
+    return {f.name: getattr(obj, f.name) for f in dataclasses.fields(obj) if getattr(obj, f.name) is not None}
+
+
+def _known(cls: type, data: dict[str, Any], where: str) -> dict[str, Any]:
+    """``data``'s fields of ``cls``; an unknown key is a one-line error naming it."""
+    if not isinstance(data, dict):
+        raise ConfigError(f"{where} must be a JSON object; got {type(data).__name__}")
+    names = {f.name for f in dataclasses.fields(cls)}
+    unknown = sorted(set(data) - names)
+    if unknown:
+        raise ConfigError(
+            f"{where}: unknown key(s) {', '.join(map(repr, unknown))}; expected {', '.join(sorted(names))}"
+        )
+    return dict(data)
