@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import networkx as nx
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -103,35 +104,9 @@ def _runtime_imports(path: Path) -> set[str]:
 
 
 def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
-    """The strongly connected components of more than one module (Tarjan's algorithm)."""
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    stack: list[str] = []
-    found: list[list[str]] = []
-
-    def visit(v: str) -> None:
-        index[v] = low[v] = len(index)
-        stack.append(v)
-        for w in sorted(graph[v]):
-            if w not in index:
-                visit(w)
-                low[v] = min(low[v], low[w])
-            elif w in stack:
-                low[v] = min(low[v], index[w])
-        if low[v] == index[v]:
-            component = []
-            while True:
-                w = stack.pop()
-                component.append(w)
-                if w == v:
-                    break
-            if len(component) > 1:
-                found.append(sorted(component))
-
-    for v in sorted(graph):
-        if v not in index:
-            visit(v)
-    return sorted(found)
+    """The strongly connected components of more than one module, sorted."""
+    g = nx.DiGraph([(v, w) for v, ws in graph.items() for w in ws])
+    return sorted(sorted(c) for c in nx.strongly_connected_components(g) if len(c) > 1)
 
 
 def test_the_cycle_finder_finds_a_cycle_through_three_modules():
@@ -139,19 +114,10 @@ def test_the_cycle_finder_finds_a_cycle_through_three_modules():
     assert _cycles({"a": {"b"}, "b": set()}) == []
 
 
-# Cycles another change is removing; the lead deletes these entries at merge (issue 30).
-KNOWN_CYCLES = [
-    # osint_eval.baselines <-> policies (and inspect_log / runner through policies): being fixed in parallel
-    ["osint_eval.baselines", "osint_eval.inspect_log", "osint_eval.policies", "osint_eval.runner"],
-    # osint_gym.benchmark.to_hf_dataset imports the card lazily, and the card reads the benchmark (issue 31's card)
-    ["osint_gym.benchmark", "osint_gym.card"],
-]
-
-
 def test_no_import_cycles_between_first_party_modules():
     graph = {name: _runtime_imports(path) for name, path in MODULES.items()}
     assert "osint_selfplay.controls" in graph["osint_selfplay.loop"]  # function-local and top imports are both seen
-    assert _cycles(graph) == KNOWN_CYCLES
+    assert _cycles(graph) == []
 
 
 def _private(name: str) -> bool:
@@ -186,18 +152,9 @@ def test_the_private_name_check_sees_each_kind_of_use(tmp_path):
     assert _private_uses(path) == ["from osint_gym.text import _x", "run._phase", "text._y"]
 
 
-# Private imports another change is removing; the lead deletes these entries at merge (issue 30).
-KNOWN_PRIVATE_USES = {
-    "osint_eval/audit.py": ["from osint_eval.baselines import _mentions", "from osint_eval.policies import _ID",
-                            "from osint_eval.policies import _type_prefix"],
-    "osint_eval/baselines.py": ["from osint_eval.policies import _HANDLE", "from osint_eval.policies import _ID",
-                                "from osint_eval.policies import _type_prefix"],
-}
-
-
 def test_no_module_uses_another_modules_private_names():
     uses = {str(p.relative_to(p.parents[len(p.parts) - p.parts.index("src") - 2])): _private_uses(p) for p in SOURCES}
-    assert {k: v for k, v in uses.items() if v} == KNOWN_PRIVATE_USES
+    assert {k: v for k, v in uses.items() if v} == {}
 
 
 @pytest.mark.parametrize(("package", "forbidden"), [
@@ -215,57 +172,3 @@ def test_world_layer_does_not_import_tasks_or_the_env():
     bad = {p.name: sorted(m for m in _imports(p) if m.startswith(("osint_gym.tasks", "osint_gym.env", "osint_gym.agents")))
            for p in world.glob("*.py")}
     assert {k: v for k, v in bad.items() if v} == {}
-
-
-def test_no_module_imports_a_private_name_of_another():
-    """A helper two modules share is public in one place (osint_eval.reading, not policies._ID)."""
-    bad = []
-    for path in SOURCES:
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.ImportFrom) and node.level == 0 and (node.module or "").startswith("osint_"):
-                bad += [f"{path.name}: {node.module}.{a.name}" for a in node.names
-                        if a.name.startswith("_") and not a.name.startswith("__")]
-    assert bad == []
-
-
-def _module_graph(package: str) -> dict[str, set[str]]:
-    """Module -> the modules of the same package it imports, at the top or inside a function."""
-    src = ROOT / "packages" / package / "src"
-    modules = {".".join(p.relative_to(src).with_suffix("").parts).removesuffix(".__init__"): p
-               for p in src.rglob("*.py")}
-    return {m: {i for i in _imports(p) if i in modules and i != m} for m, p in modules.items()}
-
-
-def _cycle(graph: dict[str, set[str]]) -> list[str]:
-    """One import cycle of ``graph`` (a list of modules, the first repeated at the end), or []."""
-    state: dict[str, int] = {}  # 1: on the current path, 2: done
-    path: list[str] = []
-
-    def visit(m: str) -> list[str]:
-        state[m] = 1
-        path.append(m)
-        for n in sorted(graph[m]):
-            if state.get(n) == 1:
-                return path[path.index(n):] + [n]
-            found = visit(n) if n not in state else []
-            if found:
-                return found
-        state[m] = 2
-        path.pop()
-        return []
-
-    for m in sorted(graph):
-        found = visit(m) if m not in state else []
-        if found:
-            return found
-    return []
-
-
-def test_the_cycle_finder_finds_a_cycle():
-    assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": set()}) == ["a", "b", "c", "a"]
-    assert _cycle({"a": {"b"}, "b": set()}) == []
-
-
-def test_osint_eval_modules_import_without_cycles():
-    """Not even through a function-local import (policies used to import baselines back lazily)."""
-    assert _cycle(_module_graph("osint-eval")) == []

@@ -24,7 +24,8 @@ from osint_eval.runner import run_multi_turn
 from osint_eval.schema import Report
 from osint_eval.stats import proportion_interval
 from osint_eval.tasks import load_tasks
-from osint_gym.card import MEASURED, card_markdown
+from osint_gym.benchmark import card as benchmark_card
+from osint_gym.card import MEASURED
 from osint_gym.schema import Edge
 from osint_gym.single_turn import Context, build_context, score_completion
 
@@ -123,7 +124,7 @@ def test_the_card_and_the_readme_name_every_single_turn_shortcut_of_the_registry
     for measured in MEASURED.values():
         for mode in ("triples", "records"):
             assert list(measured["single_turn"][mode]["baselines"]) == ["random-guess", *SINGLE_TURN_SHORTCUTS]
-    header = next(line for line in card_markdown("v1:hard").splitlines() if line.startswith("| context mode"))
+    header = next(line for line in benchmark_card("v1:hard").splitlines() if line.startswith("| context mode"))
     assert header.startswith("| context mode | uniform guess | " + " | ".join(SINGLE_TURN_SHORTCUTS) + " | farthest")
 
 

@@ -10,7 +10,8 @@ from collections import Counter
 import pytest
 
 from osint_gym.benchmark import benchmark_tasks, benchmark_world, parse_ref, shares_world, split_ids, to_hf_dataset
-from osint_gym.card import MEASURED, card_markdown, composition
+from osint_gym.benchmark import card as benchmark_card
+from osint_gym.card import MEASURED, composition
 from osint_gym.errors import ConfigError
 from osint_gym.schema import canonical_edge
 from osint_gym.single_turn import adjacency_is_the_question, build_context, context_answers, context_layout
@@ -111,16 +112,16 @@ def test_unknown_splits_and_layouts_are_one_line_errors():
 
 def test_the_card_counts_each_split_and_rides_with_the_hf_export():
     for ref in ("v1:dev", "v1:test", "v1:hard", "v0:test"):
-        comp = composition(ref)
+        comp = composition(benchmark_tasks(ref))
         assert sum(sum(row.values()) for row in comp.values()) == len(benchmark_tasks(ref)) == MEASURED[ref]["n"]
-    assert set(composition("v1:hard")["network_discovery"]) == {"hard"}
-    card = card_markdown("v1:test")
-    nd = composition("v1:test")["network_discovery"]
+    assert set(composition(benchmark_tasks("v1:hard"))["network_discovery"]) == {"hard"}
+    card = benchmark_card("v1:test")
+    nd = composition(benchmark_tasks("v1:test"))["network_discovery"]
     assert f"| network_discovery | {nd['easy']} | {nd['medium']} | {nd['hard']} | {sum(nd.values())} |" in card
     assert "tool-only oracle 100.0%; strongest scripted baseline naive-search 2.0%" in card
     assert "| records | 10.2% |" in card and "1000/1000 |" in card
     assert "`python benchmarks/bench_card.py --splits v1:test`" in card
-    assert "Scores not measured" in card_markdown("v0:train")
+    assert "Scores not measured" in benchmark_card("v0:train")
     dataset = to_hf_dataset("v1:test")
     assert len(dataset) == 1000 and dataset.info.description == card
     assert json.loads(dataset[0]["provenance"])["benchmark"] == "v1:test"  # the row keeps its layout

@@ -21,6 +21,7 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any
 
+from osint_gym.card import card_markdown
 from osint_gym.errors import ConfigError
 from osint_gym.single_turn import adjacency_is_the_question
 from osint_gym.tasks import DIFFICULTIES, Task, TaskSampler, list_families
@@ -141,16 +142,19 @@ def to_records(tasks: list[Task]) -> list[dict[str, Any]]:
     return [t.to_dict() for t in tasks]
 
 
+def card(ref: str) -> str:
+    """The benchmark card of split ``ref`` (markdown): version, composition, shortcut table and scores."""
+    return card_markdown(ref, benchmark_tasks(ref))
+
+
 def to_hf_dataset(tasks: list[Task] | str) -> Any:
     """A ``datasets.Dataset`` of tasks, or of a whole benchmark split given its id (``"v0:test"``); a split's
-    dataset carries its benchmark card (`osint_gym.card.card_markdown`) as ``info.description``."""
+    dataset carries its benchmark card (`card`) as ``info.description``."""
     try:
         import datasets
     except ImportError as exc:  # pragma: no cover - depends on the optional extra
         raise ImportError("to_hf_dataset needs the optional dependency: pip install 'osint-gym[datasets]'") from exc
     if not isinstance(tasks, str):
         return datasets.Dataset.from_list(to_records(tasks))
-    from osint_gym.card import card_markdown
-
-    info = datasets.DatasetInfo(description=card_markdown(tasks))
+    info = datasets.DatasetInfo(description=card(tasks))
     return datasets.Dataset.from_list(to_records(benchmark_tasks(tasks)), info=info)

@@ -17,8 +17,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from osint_gym.benchmark import benchmark_tasks
-from osint_gym.tasks import DIFFICULTIES
+from osint_gym.tasks import DIFFICULTIES, Task
 
 CARD_COMMAND = "python benchmarks/bench_card.py"
 
@@ -134,9 +133,9 @@ _VERSIONS = {
 }
 
 
-def composition(ref: str) -> dict[str, dict[str, int]]:
+def composition(tasks: list[Task] | tuple[Task, ...]) -> dict[str, dict[str, int]]:
     """Tasks per family and difficulty (``{"network_discovery": {"easy": 60, ...}, ...}``)."""
-    counts = Counter((t.family, t.difficulty) for t in benchmark_tasks(ref))
+    counts = Counter((t.family, t.difficulty) for t in tasks)
     families = sorted({f for f, _ in counts})
     return {f: {d: counts[f, d] for d in DIFFICULTIES if counts[f, d]} for f in families}
 
@@ -159,10 +158,10 @@ def _shortcut_rows(measured: dict[str, Any]) -> list[str]:
     return rows
 
 
-def card_markdown(ref: str) -> str:
-    """The card of one split: its version, composition, shortcut table and scores, and the commands."""
-    tasks = benchmark_tasks(ref)
-    comp = composition(ref)
+def card_markdown(ref: str, tasks: list[Task] | tuple[Task, ...]) -> str:
+    """The card of split ``ref`` holding ``tasks`` (`osint_gym.benchmark.card(ref)` passes them): its version,
+    composition, shortcut table and scores, and the commands."""
+    comp = composition(tasks)
     lines = [f"# OSINT-v0 benchmark split {ref} ({len(tasks)} tasks)", "", _VERSIONS[ref.partition(":")[0]], "",
              "| family | " + " | ".join(DIFFICULTIES) + " | total |", "|---" * (len(DIFFICULTIES) + 2) + "|"]
     for family, row in comp.items():
