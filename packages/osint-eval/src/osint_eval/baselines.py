@@ -110,8 +110,8 @@ def first_reference(question: str) -> str | None:
 
 class NaiveSearchPolicy(Policy):
     """Multi-turn: one full-text search (``search_threads``) for the question's first reference, then the
-    first id of the answer type in the results (any id when none has that type). Of the one-call lookups
-    measured on v0:test (n=1000) it is the strongest: search_threads 6.8%, get_profile 6.5%, search_posts 0.5%."""
+    first id of the answer type in the results (any id when none has that type). Of the one-call lookups it
+    is the strongest on v0:test, ahead of get_profile and search_posts (benchmarks/RESULTS.md)."""
 
     def __init__(self) -> None:
         self.name = "naive-search"
