@@ -43,7 +43,8 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--batch-size", type=int, default=32, help="prompts generated together (multi-turn: 8x this many episodes run at once)")
     p.add_argument("--workers", type=int, default=1,
                    help="run each local model in this many processes, each on every N-th task with torch's threads shared "
-                        "out (on a 2-core CPU, 2 is about 1.3x faster; greedy results equal up to float rounding; default 1)")
+                        "out (on a 2-core CPU, 2 uses both cores: benchmarks/RESULTS.md; greedy results equal up to "
+                        "float rounding; default 1)")
     p.add_argument("--max-new-tokens", type=int, help="tokens per model turn (default 16 single-turn, 96 multi-turn)")
     p.add_argument("--temperature", type=float, default=0.0, help="0 = greedy (default)")
     p.add_argument("--decoding", choices=DECODING_MODES, default="generate",

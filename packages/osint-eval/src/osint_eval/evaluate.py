@@ -74,8 +74,7 @@ def evaluate(policies: dict[str, Policy], taskset: TaskSet, *, mode: str = "sing
 
 def worker_pool(workers: int) -> Any:
     """``workers`` spawned processes that share this process's torch threads (a model policy's
-    generation on a CPU uses two 1-thread processes better than one 2-thread one: 400 v0:test
-    episodes of a tiny model took 30.5 s against 40.2 s on 2 cores, benchmarks/RESULTS.md)."""
+    generation on a CPU uses two 1-thread processes better than one 2-thread one: benchmarks/RESULTS.md)."""
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 

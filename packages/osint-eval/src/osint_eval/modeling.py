@@ -126,10 +126,9 @@ def lexicon() -> list[str]:
     """Every word a generated world writes (`osint_gym.world.names.generated_words`), in the forms an
     agent's text shows it: after a space (" Ralven", " Malmo") and, for handles, after "@", "_" or ".".
 
-    The measured reason (`tiny:128x3`, 800 SFT steps, 400 easy + medium v0:test episodes): a model
-    that copies a made-up name as BPE pieces (" M", "al", "mo") miscopies it ("Maldel Aals" for
-    "Malmo"); half of its failed episodes went wrong at the first action, copying a name or handle
-    out of the question. With each word one token, success rose from 14.7% to 26.3%."""
+    Why: a tiny model that copies a made-up name as BPE pieces (" M", "al", "mo") miscopies it
+    ("Maldel Aals" for "Malmo"), and most of its failed episodes went wrong there, at the first action;
+    one token per word removes that (the figures: benchmarks/RESULTS.md, the investigator's warm start)."""
     from osint_gym.world.names import generated_words
 
     title, handle = generated_words()
@@ -140,13 +139,11 @@ def pretokenize_pattern() -> str:
     """`PRETOKENIZE_PATTERN` with its syllable branch: the first syllable of a word made of exactly
     two of `osint_gym.world.names.SYLLABLES` (" Ral" of " Ralven", "ven" then matches as a word).
 
-    The measured reason (`tiny:128x3-v5120`, 1,600 SFT steps, 400 easy + medium v0:test episodes):
-    organisation and event names start with one of 1,369 such words; the 32 training worlds write
-    860 of them, and 14 of the 42 the v0:test world writes are not among those. 97 of the 400
-    questions held a word the demonstrations never showed, and the model solved 3 of them: an unseen
-    word is a token whose embedding was never trained, and it copied another name's first word
-    instead ("Raltar Climate Hackathon 2023" for "Elmar ..."). Split, every such word is two of 74
-    tokens that every demonstration trains."""
+    Why: organisation and event names start with such a word, and the training worlds write only some
+    of them; a word the demonstrations never showed is a token whose embedding was never trained, and
+    the model copies another name's first word instead ("Raltar Climate Hackathon 2023" for "Elmar ...").
+    Split, every such word is two syllable tokens that every demonstration trains (the figures:
+    benchmarks/RESULTS.md, the investigator's warm start)."""
     from osint_gym.world.names import SYLLABLES
 
     first = "|".join(s.capitalize() for s in SYLLABLES)

@@ -15,8 +15,8 @@ from osint_gym.tasks import Task
 from osint_gym.world import World
 
 MODES = ("single_turn", "multi_turn")
-# multi-turn: batches of episodes in flight. A tiny model on 256 v0:test tasks, batches of 32
-# (2-core CPU, `benchmarks/bench_eval.py`): 26.9 s at 8, 29.6 s at 4, 34.7 s for lock-step chunks of 32
+# multi-turn: batches of episodes in flight; the fastest that `benchmarks/bench_eval.py` tried for a tiny model
+# on a 2-core CPU (benchmarks/RESULTS.md)
 IN_FLIGHT = 8
 
 

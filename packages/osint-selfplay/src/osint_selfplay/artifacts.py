@@ -72,9 +72,9 @@ def pin_determinism(threads: int, deterministic: bool) -> dict[str, Any]:
 
     if threads:
         torch.set_num_threads(threads)
-    # On CUDA, deterministic kernels and cuBLAS workspaces; on the CPU the flag buys nothing measured
-    # (runs at one kernel set and thread count were byte-identical without it) and slowed the SFT
-    # warm start by about 40% (1.8 vs 1.2 s per step on the main job), so it is left off there.
+    # On CUDA, deterministic kernels and cuBLAS workspaces; on the CPU the flag buys nothing (runs at one
+    # kernel set and thread count were byte-identical without it) and slows the SFT warm start
+    # (benchmarks/RESULTS.md), so it is left off there.
     if deterministic and torch.cuda.is_available():
         os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")  # deterministic cuBLAS (read at CUDA init)
         torch.use_deterministic_algorithms(True, warn_only=True)

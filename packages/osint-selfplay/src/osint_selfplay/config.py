@@ -78,19 +78,20 @@ class WarmStartConfig:
                                 "single_turn mode, an oracle episode each in multi_turn mode (incorrect ones dropped).")
     generator_examples: int = _f(1500, "Gold task proposals (verified offers, phrased).")
     epochs: float = _f(1.0, "Passes over the demonstrations.")
-    learning_rate: float = _f(2e-3, "SFT learning rate (tiny models from scratch: 2e-3 to 8e-3; the main job uses 8e-3).")
+    learning_rate: float = _f(2e-3, "SFT learning rate (a tiny model from scratch needs a high one to learn "
+                                    "to copy early; the main job's rate and its figures: benchmarks/RESULTS.md).")
     batch_size: int = _f(32, "SFT batch size.")
     warmup_steps: int = _f(30, "Linear warm-up steps.")
     max_length: int = _f(512, "Truncate demonstrations to this many tokens (packed: the packed row's length; longer demonstrations are dropped and counted).")
     packing: bool = _f(False, "Pack demonstrations into rows of max_length tokens and train with osint-selfplay's own loop "
-                              "(5.16x TRL SFTTrainer's tokens/s on a tiny model on a CPU, benchmarks/bench_sft.py; one process); "
-                              "batch_size then counts packed rows.")
+                              "(faster than TRL's SFTTrainer for a tiny model on a CPU, benchmarks/RESULTS.md; one "
+                              "process); batch_size then counts packed rows.")
     rename_words: bool = _f(False, "Multi-turn: each demonstration renames the made-up two-syllable words of its organisation and "
                                    "event names, consistently within it, to words drawn from all 1,369 "
                                    "(osint_gym.world.names.rename_made_up_words), so every such word is trained, not only "
                                    "those the training worlds wrote.")
     workers: int = _f(1, "Multi-turn: processes that generate the oracle demonstrations (each a pure function of its index: the "
-                         "rows do not depend on this); 2 on a 2-core CPU halves the warm start's data time.")
+                         "rows do not depend on this); 2 on a 2-core CPU uses both cores (benchmarks/RESULTS.md).")
     autocast: str = _f(
         "none",
         "Packed: 'bfloat16' runs SFT's forward and backward under torch.autocast (matrix products in "
@@ -286,7 +287,8 @@ class EvalConfig:
     include_untrained: bool = _f(True, "Also evaluate the untrained model.")
     max_new_tokens: int = _f(160, "Multi turn: tokens a model may generate per turn (also capped by grpo_answerer.max_completion_length).")
     workers: int = _f(1, "Processes each trained model is evaluated in (osint-eval's workers: each on every N-th task, torch's "
-                         "threads shared out); on a 2-core CPU 2 is about 1.3x faster, greedy results equal up to float rounding.")
+                         "threads shared out); 2 on a 2-core CPU uses both cores (benchmarks/RESULTS.md); "
+                         "greedy results equal up to float rounding.")
 
     single_turn_model: str = _f(
         "",
@@ -325,7 +327,10 @@ class RunConfig:
     train_worlds: int = _f(32, "Distinct generated worlds the training data is drawn from (seeds disjoint from the benchmark's), so that a model learns to read its context instead of memorising one world.")
     dry_run: bool = _f(False, "Materialise every dataset and artifact, skip the gradient updates.")
     torch_threads: int = _f(0, "torch intra-op CPU threads, pinned for reproducibility: CPU float sums are split by thread, so another count changes results in the last bits and then every sample after them. 0: torch's default (the machine's cores), recorded in run.json.")
-    deterministic: bool = _f(True, "On CUDA: torch.use_deterministic_algorithms(True, warn_only=True) and deterministic cuBLAS (a warning names any op that has no deterministic kernel). Not applied on the CPU, where it cost ~40% of SFT speed for no measured difference.")
+    deterministic: bool = _f(True, "On CUDA: torch.use_deterministic_algorithms(True, warn_only=True) and "
+                                   "deterministic cuBLAS (a warning names any op that has no deterministic kernel). "
+                                   "Not applied on the CPU, where it slows SFT and runs are byte-identical without it "
+                                   "(benchmarks/RESULTS.md).")
     strict: bool = _f(False, "Turn health warnings (zero-variance rewards, unchanged parameters) into errors.")
     report_to: str | list[str] = _f("none", "TRL report_to, as TRL accepts it: 'none', 'all', 'wandb' or a list such as ['wandb', 'tensorboard'].")
     use_vllm: bool = _f(False, "Generate with vLLM (GPU; needs the vllm extra).")

@@ -55,10 +55,10 @@ def relabel_episode(pool: WorldPool, cfg: RunConfig, world: World, task: Task,
     oracle's continuation is correct and uses no id before the agent saw it; ``masked_turns``: the
     answerer's own turns. ``relabel.states = "all"``: one per state it reached (after each of its turns
     that did not end the episode); ``"clean"``: those before its first turn with an error (a failed call, an
-    action that does not parse), so no row teaches what to do after one (measured: a tiny model taught to
-    retry after a failed lookup retries the same miscopied call until its steps run out); ``"divergence"``:
-    one, at the first state where its next turn is not the teacher's (the calls compared as a set), so the
-    loss falls where it went wrong and no row starts after its mistake."""
+    action that does not parse), so no row teaches what to do after one (a tiny model taught to retry
+    after a failed lookup retries the same miscopied call until its steps run out: benchmarks/RESULTS.md);
+    ``"divergence"``: one, at the first state where its next turn is not the teacher's (the calls compared as
+    a set), so the loss falls where it went wrong and no row starts after its mistake."""
     spec = cfg.answerer.episode_spec()
     divergence = cfg.relabel.states == "divergence"
     counts = dict.fromkeys(COUNTS, 0)

@@ -9,11 +9,10 @@ builds a block-diagonal causal mask (`masking_utils.find_packed_sequence_indices
 attends to another.
 
 Written here rather than through TRL's SFTTrainer because on the 2-core CPU the trainer's per-step
-overhead and padding dominated a model this small: on 600 compact demonstrations, 20 steps of about
-4,000 tokens each, this loop trained 7,162 demonstration tokens/s against SFTTrainer's 1,388 (5.16x,
-``python benchmarks/bench_sft.py``, both in one run; 2.87x before `_loss` projected only the labelled
-positions). `phases.run_sft` still uses SFTTrainer when
-``warm_start.packing = false`` (the path for real models, multi-GPU and LoRA).
+overhead and padding dominated a model this small, and `_loss` projects only the labelled positions to
+the vocabulary (``python benchmarks/bench_sft.py``; its figures: benchmarks/RESULTS.md).
+`phases.run_sft` still uses SFTTrainer when ``warm_start.packing = false`` (the path for real models,
+multi-GPU and LoRA).
 
 The loop stops after ``epochs`` passes or ``max_seconds`` of wall time, whichever comes first, and
 it can start ``skip_rows`` packed rows into the epoch, so a continuation sees the rows the warm start
@@ -21,7 +20,7 @@ had not. With a decay it saves its state (weights, optimizer, position) at the s
 begins (``branch_path``): the equal-compute control resumes from there (``start``) with the stable
 phase and the decay stretched by the GRPO phases' wall time (`stretched`), so it is the warm start
 as it would have run with those seconds added, not a second run at the peak rate after the first
-had decayed (which, measured, cost the control 7.9 points of held-out success).
+had decayed (which cost the control held-out success: benchmarks/RESULTS.md).
 """
 
 from __future__ import annotations
@@ -99,7 +98,7 @@ def pack(tokenized: list[tuple[list[int], list[int]]], max_length: int) -> Packe
         if len(ids) > max_length:
             packed.dropped_too_long += 1
             continue
-        # the first row with room: one vectorised scan (a Python scan took 9.9 s for 24,000 demonstrations)
+        # the first row with room: one vectorised scan (a Python loop was several times slower: RESULTS.md)
         fits = free[:rows] >= len(ids)
         row = int(fits.argmax()) if rows and fits.any() else rows
         if row == rows:

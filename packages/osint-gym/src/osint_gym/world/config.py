@@ -9,7 +9,7 @@ from typing import Any
 
 from osint_gym.errors import ConfigError, from_table, read_toml
 
-MAX_PEOPLE = 1_000_000  # 100,000 people take about 30 s and 2 GB (benchmarks/RESULTS.md)
+MAX_PEOPLE = 1_000_000  # bounds build time and memory, both about linear in people (benchmarks/RESULTS.md)
 MAX_PER_ENTITY = 100.0  # a bound on the per-person/per-event averages: past it a typo would hang
 
 
