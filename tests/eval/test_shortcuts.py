@@ -102,9 +102,13 @@ def test_every_report_names_the_strongest_scripted_baseline_next_to_each_model(t
 
 
 def test_the_shortcut_names_are_scripted_policy_specs():
-    assert policies.SHORTCUT_NAMES == baselines.SHORTCUTS
-    assert all(n in policies.SCRIPTED for n in baselines.SHORTCUTS)
-    assert make_policy("naive-search").name == "naive-search" and make_policy("adjacent", seed=3).seed == 3
+    for name in SINGLE_TURN_SHORTCUTS:
+        policy = make_policy(name, seed=3)
+        assert name in policies.SCRIPTED
+        assert (type(policy), policy.name, policy.rule, policy.seed) == (ShortcutPolicy, name, name, 3)
+    for name in baselines.MULTI_TURN_SHORTCUTS:
+        assert name in policies.SCRIPTED and make_policy(name).name == name
+    assert type(make_policy("naive-search")) is NaiveSearchPolicy
     with pytest.raises(Exception, match="did you mean 'most-frequent'"):
         make_policy("most-frequnt")
 
