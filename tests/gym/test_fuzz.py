@@ -25,6 +25,8 @@ from osint_gym.tasks.kg import load_metaqa_qa
 from osint_gym.world import WorldConfig
 from osint_gym.world.loaders import load_metaqa_kb, load_tsv
 
+pytestmark = pytest.mark.slow  # fuzzing: the full suite only
+
 EXAMPLES = int(os.environ.get("OSINT_FUZZ_EXAMPLES", "150"))
 PARSE_BOUND_S = 0.25  # one parse of any input, however hostile
 FUZZ = settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck))
