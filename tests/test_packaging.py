@@ -1,6 +1,6 @@
 """Each package builds a wheel and an sdist that install alone into a fresh venv, with clean metadata:
-osint-gym runs an episode without torch; osint-eval runs a scripted evaluation without torch;
-osint-selfplay installs with its declared dependencies, in the venv that `scripts/train_standalone.sh`
+osint-gym runs an episode without torch; osint-eval runs a scripted evaluation without torch (both in one
+venv without torch: osint-gym from its sdist, then osint-eval's wheel on top); osint-selfplay installs with its declared dependencies, in the venv that `scripts/train_standalone.sh`
 made and trained in (one install of torch and its stack for both: each took ~150 s here)."""
 
 from __future__ import annotations
@@ -13,6 +13,9 @@ import venv
 from pathlib import Path
 
 import pytest
+
+# the slow tier; one xdist worker builds the dists once and runs every test that installs them
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("packaging")]
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("osint-gym", "osint-eval", "osint-selfplay")
@@ -49,9 +52,15 @@ def test_every_package_builds_wheel_and_sdist_with_clean_metadata(dists):
     assert out.count("PASSED") == 6
 
 
-def test_osint_gym_alone_runs_an_episode_without_torch(dists, tmp_path):
-    py = _venv(tmp_path / "venv")
+@pytest.fixture(scope="module")
+def light_venv(dists, tmp_path_factory):
+    """A venv with osint-gym installed from its sdist, and neither torch nor transformers."""
+    py = _venv(tmp_path_factory.mktemp("light") / "venv")
     _run([str(py), "-m", "pip", "install", "-q", _one(dists, "osint_gym-*.tar.gz")])
+    return py
+
+
+def test_osint_gym_alone_runs_an_episode_without_torch(light_venv):
     script = (
         "import importlib.util, json, sys\n"
         "import gymnasium as gym\n"
@@ -60,14 +69,15 @@ def test_osint_gym_alone_runs_an_episode_without_torch(dists, tmp_path):
         "obs, r, te, tr, info = env.step(json.dumps({'tool': 'get_profile', 'args': {'handle_or_id': 'person_0'}}))\n"
         "obs, r, te, tr, info = env.step(json.dumps({'answer': 'person_0'}))\n"
         "assert te and 'reward_breakdown' in info\n"
-        "print('torch' in sys.modules, importlib.util.find_spec('torch') is None, importlib.util.find_spec('transformers') is None)\n"
+        "print('torch' in sys.modules, importlib.util.find_spec('torch') is None,"
+        " importlib.util.find_spec('transformers') is None)\n"
     )
-    assert _run([str(py), "-c", script]).split() == ["False", "True", "True"]
+    assert _run([str(light_venv), "-c", script]).split() == ["False", "True", "True"]
 
 
-def test_osint_eval_runs_a_scripted_evaluation_without_torch(dists, tmp_path):
-    py = _venv(tmp_path / "venv")
-    _run([str(py), "-m", "pip", "install", "-q", _one(dists, "osint_gym-*.whl"), _one(dists, "osint_eval-*.whl")])
+def test_osint_eval_runs_a_scripted_evaluation_without_torch(dists, light_venv, tmp_path):
+    py = light_venv
+    _run([str(py), "-m", "pip", "install", "-q", _one(dists, "osint_eval-*.whl")])
     out = _run([str(py), "-m", "osint_eval", "run", "--policy", "oracle", "--tasks", "v0:dev", "--limit", "5",
                 "--out", str(tmp_path / "r"), "--leaderboard", "", "--no-progress", "--mode", "multi_turn"])
     assert "oracle: success 100.0%" in out

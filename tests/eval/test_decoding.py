@@ -65,7 +65,7 @@ def eos(tiny, prompts):
     return [token]
 
 
-@pytest.mark.parametrize("mode", ["exact", "prefix"])
+@pytest.mark.parametrize("mode", ["exact", pytest.param("prefix", marks=pytest.mark.slow)])
 def test_greedy_tokens_equal_generate(tiny, prompts, eos, mode):
     _, model, tokenizer = tiny
     pad = tokenizer.pad_token_id
@@ -108,6 +108,7 @@ def test_seeded_sampling_is_reproducible_and_top_k_1_is_greedy(tiny, prompts, eo
     assert sample(3, top_k=1) == decoder.generate(prompts, max_new_tokens=8)
 
 
+@pytest.mark.slow
 def test_multi_turn_episodes_are_the_same_in_every_decoding_mode(tiny):
     path, _, _ = tiny
     dev = load_tasks("v0:dev", limit=6)

@@ -64,6 +64,7 @@ def test_length_sorted_batches_and_episodes_in_flight_change_no_greedy_output(ti
     assert [(r.task_id, r.transcript, r.end) for r in runs[0]] == [(r.task_id, r.transcript, r.end) for r in runs[1]]
 
 
+@pytest.mark.slow
 def test_workers_run_a_model_in_processes_with_the_same_episodes(tiny_dir, dev):
     """evaluate(workers=2): the model policy plays every other task in each of two spawned processes
     (pickled as its reference, not its weights); the episodes come back in the tasks' order, equal to
@@ -132,6 +133,7 @@ def server(tiny_dir):
         yield url, tiny_dir
 
 
+@pytest.mark.slow
 def test_openai_policy_against_a_real_local_server(server, dev, tmp_path, capsys):
     url, model = server
     policy = OpenAIPolicy(url, model, max_tokens=6)

@@ -5,6 +5,7 @@ Budgets are sized for CI; set OSINT_FUZZ_EXAMPLES (e.g. 5000) for a local soak r
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import time
@@ -23,6 +24,8 @@ from osint_gym.tasks import Task
 from osint_gym.tasks.kg import load_metaqa_qa
 from osint_gym.world import WorldConfig
 from osint_gym.world.loaders import load_metaqa_kb, load_tsv
+
+pytestmark = pytest.mark.slow  # fuzzing: the full suite only
 
 EXAMPLES = int(os.environ.get("OSINT_FUZZ_EXAMPLES", "150"))
 PARSE_BOUND_S = 0.25  # one parse of any input, however hostile
@@ -107,24 +110,54 @@ def test_proposal_validation_never_raises(q, a, e):
     assert (task is None) != verdict.ok
 
 
+def _accepts(cls, data):
+    try:
+        cls.from_dict(data)
+    except ConfigError:
+        return False
+    return True
+
+
+def _first_key_named(message, keys):
+    """The key the message names first (the longest of those starting at the same place)."""
+    found = [(message.find(k), -len(k), k) for k in keys if k in message]
+    return min(found)[2] if found else None
+
+
+def _assert_names_an_offending_key(message, cls, data):
+    """One line, and the first key it names is one that the loader refuses on its own."""
+    assert "\n" not in message, message
+    offending = [k for k in data if not _accepts(cls, {k: data[k]})]
+    keys = [*data, *(f.name for f in dataclasses.fields(cls))]
+    assert _first_key_named(message, keys) in offending, (message, offending)
+
+
 @FUZZ
 @given(data=st.dictionaries(st.sampled_from(["n_people", "decoy_rate", "noise_level", "alias_density", "bogus", "n_peple"]), json_values, max_size=4))
 def test_world_config_loader_accepts_or_names_the_problem(data):
     try:
         cfg = WorldConfig.from_dict(data)
     except ConfigError as exc:
-        assert str(exc)
+        _assert_names_an_offending_key(str(exc), WorldConfig, data)
     else:
-        assert isinstance(cfg, WorldConfig)
+        assert {k: getattr(cfg, k) for k in data} == data
 
 
 @FUZZ
 @given(data=st.dictionaries(st.sampled_from(["correct", "evidence_weight", "penalty_cap", "nope"]), json_values, max_size=3))
 def test_reward_config_loader_accepts_or_names_the_problem(data):
     try:
-        RewardConfig.from_dict(data)
+        cfg = RewardConfig.from_dict(data)
     except ConfigError as exc:
-        assert str(exc)
+        message = str(exc)
+        if "correct - penalty_cap > evidence_weight" in message:  # the cross-field rule: about the values together
+            values = {**dataclasses.asdict(RewardConfig()), **{k: float(v) for k, v in data.items()}}
+            got = f"(got {values['correct']} - {values['penalty_cap']} <= {values['evidence_weight']})"
+            assert "\n" not in message and got in message, message
+        else:
+            _assert_names_an_offending_key(message, RewardConfig, data)
+    else:
+        assert {k: getattr(cfg, k) for k in data} == data
 
 
 @FUZZ

@@ -85,16 +85,3 @@ def test_a_byte_order_mark_does_not_stay_in_the_first_entity_id(tmp_path):
     assert "alice" in world and "\ufeffalice" not in world
     assert list(world.edges()) == [("alice", "knows", "bob")]
 
-
-def test_the_world_layer_never_imports_the_task_layer():
-    import ast
-
-    import osint_gym.world
-
-    offenders = []
-    for module in sorted(Path(osint_gym.world.__file__).parent.glob("*.py")):
-        for node in ast.walk(ast.parse(module.read_text(encoding="utf-8"))):
-            names = [a.name for a in node.names] if isinstance(node, ast.Import) else (
-                [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
-            offenders += [f"{module.name}: {n}" for n in names if n == "osint_gym.tasks" or n.startswith("osint_gym.tasks.")]
-    assert offenders == []

@@ -231,6 +231,7 @@ def test_client_that_leaves_mid_episode_frees_its_session(server):
     assert _wait_sessions(server, 0)
 
 
+@pytest.mark.slow
 def test_capacity_limit_idle_timeout_size_and_rate(strict_server):
     url = strict_server.url
     first, second = OSINTClient(url, token=TOKEN), OSINTClient(url, token=TOKEN)

@@ -60,12 +60,16 @@ def test_bad_short_actions_are_clear_parse_errors(text, message):
     assert not parsed.ok and message in parsed.error and "\n" not in parsed.error
 
 
-@pytest.mark.parametrize("text", ['{"tool": "get_profile", "args": {"handle_or_id": "@x"}}', "answer: person_12",
-                                  '<tool_call>{"name": "answer", "arguments": {"entity_id": "p"}}</tool_call>',
-                                  'I will call {"answer": "person_1"} now', "final answer = person_3"])
-def test_existing_shapes_parse_as_before(text):
+@pytest.mark.parametrize(("text", "call"), [
+    ('{"tool": "get_profile", "args": {"handle_or_id": "@x"}}', Call("get_profile", {"handle_or_id": "@x"})),
+    ("answer: person_12", Call("answer", {"entity_id": "person_12"})),
+    ('<tool_call>{"name": "answer", "arguments": {"entity_id": "p"}}</tool_call>', Call("answer", {"entity_id": "p"})),
+    ('I will call {"answer": "person_1"} now', Call("answer", {"entity_id": "person_1"})),
+    ("final answer = person_3", Call("answer", {"entity_id": "person_3"})),
+])
+def test_existing_shapes_parse_as_before(text, call):
     parsed = parse_action(text)
-    assert parsed.ok and parsed.calls
+    assert (parsed.ok, parsed.error, list(parsed.calls)) == (True, None, [call])
 
 
 def test_short_action_writes_what_parse_action_reads():

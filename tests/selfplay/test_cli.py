@@ -37,6 +37,7 @@ def test_a_bad_model_path_fails_before_anything_is_written(tmp_path, tiny_path, 
     assert not out.exists()
 
 
+@pytest.mark.slow
 def test_an_error_in_the_first_phase_does_not_block_the_next_run(tmp_path, tiny_path, monkeypatch):
     overrides = micro_overrides(tmp_path / "run", dry_run="true", rounds=1)
 
@@ -127,6 +128,7 @@ def test_generate_offers_filtered_paths_in_choose_mode_only(tmp_path, capsys, mo
     assert len(tasks) == 6 and any(hop.filters for t in tasks for hop in t.query.hops)
 
 
+@pytest.mark.slow
 def test_ctrl_c_prints_one_line_with_the_resume_command(tmp_path, tiny_path):
     out = tmp_path / "run"
     cmd = [sys.executable, "-m", "osint_selfplay", "train", "--dry-run", "--set", *micro_overrides(out)]

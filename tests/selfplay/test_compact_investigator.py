@@ -145,6 +145,7 @@ def test_a_bare_prompt_is_the_question_alone_in_demonstrations_and_round_rows(tm
         assert row["prompt"] == [{"role": "user", "content": Task.from_dict(json.loads(row["task"])).question}]
 
 
+@pytest.mark.slow
 def test_the_main_jobs_shape_runs_end_to_end_then_its_controls(tmp_path, monkeypatch, capsys):
     """A micro version of configs/selfplay/tiny-cpu.toml: packed warm start on demonstrator episodes,
     one round with the env in the loop, the paired multi-turn evaluation; then `osint-selfplay controls`

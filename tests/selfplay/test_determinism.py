@@ -8,7 +8,11 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from .conftest import artifact_digests, first_difference, micro_overrides
+
+pytestmark = pytest.mark.slow  # five runs of the self-play CLI in subprocesses, three of them trained
 
 
 def test_dry_run_artifacts_are_identical_across_hash_seeds(tmp_path, tiny_path):

@@ -24,6 +24,10 @@ def _cfg(tmp_path, **extra):
     return load_config(None, micro_overrides(tmp_path, **base))
 
 
+# the tests of the trained fixture below run on one pytest-xdist worker (pytest.ini: --dist loadgroup): it trains once
+ON_ONE_WORKER = pytest.mark.xdist_group("oracle_tuned")
+
+
 @pytest.fixture(scope="module")
 def oracle_tuned(tmp_path_factory, tiny_path):
     """The tiny model after a short warm start on oracle trajectories (some of its actions are valid)."""
@@ -68,6 +72,8 @@ def _segments(ids, mask):
     return out
 
 
+@pytest.mark.slow
+@ON_ONE_WORKER
 def test_env_tokens_are_masked_and_groups_share_their_start(tmp_path, oracle_tuned):
     cfg, rows, rollout, trainer = _setup(tmp_path, oracle_tuned)
     tok = trainer.processing_class
@@ -88,6 +94,8 @@ def test_env_tokens_are_masked_and_groups_share_their_start(tmp_path, oracle_tun
     assert all(isinstance(s["env_reward"], float) for s in stats)
 
 
+@pytest.mark.slow
+@ON_ONE_WORKER
 def test_rollouts_are_the_same_through_the_decoder_under_greedy_decoding(tmp_path, oracle_tuned):
     """Greedy on both paths; this briefly tuned model rambles under greedy decoding, so a token it repeats
     also ends a turn: every episode then takes several turns, with the env's observations between them."""
@@ -124,6 +132,8 @@ def test_a_budget_cut_scores_as_unanswered(tmp_path, tiny_path):
     assert all(not stat["well_formed_tool_call"] or stat["tool_calls"] > 0 for stat in rollout.stats)
 
 
+@pytest.mark.slow
+@ON_ONE_WORKER
 def test_multi_turn_grpo_phase_changes_parameters(tmp_path, oracle_tuned):
     cfg = _cfg(tmp_path, **{"grpo_answerer.max_steps": 2, "grpo_answerer.learning_rate": 5e-3, "grpo_answerer.temperature": 1.3})
     pool = WorldPool(cfg.train_worlds, cfg.seed)
@@ -217,6 +227,7 @@ def _one_trl_tool_step(tmp_path, tiny_path, factory):
     return trainer
 
 
+@pytest.mark.slow
 def test_environment_factory_adapter_runs_one_trl_step(tmp_path, tiny_path):
     from osint_gym.trl_env import OSINTToolEnv
 
@@ -226,6 +237,7 @@ def test_environment_factory_adapter_runs_one_trl_step(tmp_path, tiny_path):
     assert tools == set() or {"get_profile", "answer", "search_people"} <= tools
 
 
+@pytest.mark.slow
 def test_trl_trains_against_an_osint_v0_server(tmp_path, tiny_path):
     """TRL's tool loop with every rollout's episode on a real `osint-gym serve` process."""
     from osint_gym.serve.process import ServerProcess

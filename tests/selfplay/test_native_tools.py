@@ -168,6 +168,7 @@ def test_assistant_message_renders_calls_as_tool_calls_and_keeps_prose():
         chat.episode_messages("q", ["a", "b"], [])
 
 
+@pytest.mark.slow
 def test_a_grpo_step_runs_in_the_native_format(episode, tiny_path, tmp_path):
     """The real trainer with a tool template: prompts carry the schemas and the step trains."""
     from datasets import Dataset

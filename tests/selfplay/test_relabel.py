@@ -30,6 +30,7 @@ def _micro(tmp_path, **extra):
         "relabel.enabled": "true", "relabel.grpo": "false", "relabel.tasks": 6, "relabel.sft_steps": 5, **extra}))
 
 
+@pytest.mark.slow
 def test_a_relabelling_round_trains_on_the_teachers_turns_and_its_control_gets_its_time(tmp_path):
     from osint_selfplay.loop import SelfPlayRun
 

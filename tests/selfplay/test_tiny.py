@@ -18,6 +18,7 @@ def _digest(folder: Path) -> str:
     return h.hexdigest()
 
 
+@pytest.mark.slow
 def test_tiny_build_is_deterministic(tmp_path):
     spec = TinySpec.parse("tiny:32x1-v400-s3")
     build_tiny(spec, tmp_path / "a")
@@ -50,6 +51,7 @@ def test_tiny_spec_and_model_errors():
     assert resolve_model("Qwen/Qwen2.5-0.5B-Instruct") == "Qwen/Qwen2.5-0.5B-Instruct"  # hub ids pass through
 
 
+@pytest.mark.slow
 def test_main_job_tokenizer_keeps_ids_identifiers_and_every_generated_word_whole():
     """The main job's tokenizer (5,120 merges): each word a generated world writes is one token, so
     a name is copied word by word, except a made-up two-syllable word, which is its two syllables (so

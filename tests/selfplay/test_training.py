@@ -26,6 +26,9 @@ from .conftest import TINY, artifact_digests, micro_overrides
 ROOT = Path(__file__).resolve().parents[2]
 
 
+pytestmark = pytest.mark.slow  # trained rounds, subprocess runs and resumes: the full suite only
+
+
 @pytest.fixture(scope="module")
 def warm_model(tmp_path_factory, tiny_path):
     """The tiny model after a short, high-learning-rate warm start on a handful of demonstrations
@@ -41,6 +44,7 @@ def warm_model(tmp_path_factory, tiny_path):
     return str(out / "final_model"), cfg
 
 
+@pytest.mark.xdist_group("warm_model")  # both modes on one pytest-xdist worker: the fixture trains once
 @pytest.mark.parametrize("mode", ["full", "lora"])
 def test_generator_and_answerer_phases_change_parameters(tmp_path, warm_model, mode):
     import torch
