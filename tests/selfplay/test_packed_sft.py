@@ -277,8 +277,9 @@ def test_bfloat16_autocast_trains_float32_weights_and_lowers_the_loss(tokenizer,
         sft.train_packed(model, packed, _settings(epochs=1.0, autocast="fp8"), pad_id=tokenizer.pad_token_id)
 
 
-def test_a_measurement_every_n_steps_sees_the_model_then_and_costs_no_training_time(tokenizer, tiny_path):
+def test_a_measurement_every_n_steps_sees_the_model_then_and_costs_no_training_time(tokenizer, tiny_path, monkeypatch):
     import time
+    import types
 
     from transformers import AutoModelForCausalLM
 
@@ -297,7 +298,10 @@ def test_a_measurement_every_n_steps_sees_the_model_then_and_costs_no_training_t
     wall = time.perf_counter() - t0
     assert seen == [(4, True), (8, True)] and result["steps"] == 10 and model.training is False
     assert wall - result["seconds"] >= 0.6  # the two 0.3 s measurements are not in the training time
+    # a clock that a measurement moves 1000 s ahead: were its time counted, a 100 s budget would end after step 1
+    offset = [0.0]
+    monkeypatch.setattr(sft, "time", types.SimpleNamespace(perf_counter=lambda: time.perf_counter() + offset[0]))
     timed = sft.train_packed(AutoModelForCausalLM.from_pretrained(tiny_path), packed,
-                             _settings(epochs=None, max_seconds=0.4), pad_id=tokenizer.pad_token_id,
-                             every=1, on_step=lambda step, m: time.sleep(0.2))
-    assert timed["steps"] >= 2  # a 0.4 s budget outlasts two 0.2 s pauses: they do not count against it
+                             _settings(epochs=None, max_seconds=100, max_steps=4), pad_id=tokenizer.pad_token_id,
+                             every=1, on_step=lambda step, m: offset.__setitem__(0, offset[0] + 1000))
+    assert (timed["steps"], timed["stopped_by"]) == (4, "max_steps") and timed["seconds"] < 100
