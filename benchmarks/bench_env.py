@@ -36,8 +36,11 @@ def main() -> None:
         print(f"build-time scaling exponent {a['n_people']}->{z['n_people']}: {exponent:.2f} (1.0 = linear)")
 
     t = bench.task_rate(1000)
-    print(f"verified tasks: {t['tasks_per_s']:.0f} tasks/s (median of {t['rounds']} rounds {t['rounds_tasks_per_s']}, the first on a "
-          f"fresh world; {t['tasks']} tasks, {t['rejected']} candidates rejected by verification)")
+    print(
+        f"verified tasks: {t['tasks_per_s']:.0f} tasks/s "
+        f"(median of {t['rounds']} rounds {t['rounds_tasks_per_s']}, the first on a "
+        f"fresh world; {t['tasks']} tasks, {t['rejected']} candidates rejected by verification)"
+    )
     print(json.dumps({"construction": c, "step": r, "worlds": builds, "tasks": t}, indent=1))
 
 

@@ -46,14 +46,19 @@ def main() -> None:
         seconds = time.perf_counter() - t0
         rows.append({"in_flight": k, "seconds": round(seconds, 2), "tasks_per_second": round(len(tasks) / seconds, 2),
                      "successes": sum(r.correct for r in results)})
-        print(f"in_flight={k}: {seconds:.1f} s, {len(tasks) / seconds:.2f} tasks/s, {rows[-1]['successes']}/{len(tasks)} solved",
-              flush=True)
+        print(
+            f"in_flight={k}: {seconds:.1f} s, {len(tasks) / seconds:.2f} tasks/s, "
+            f"{rows[-1]['successes']}/{len(tasks)} solved",
+            flush=True,
+        )
     ref = rows[0]["seconds"]
     for r in rows:
         r["speedup_vs_first"] = round(ref / r["seconds"], 2)
     same = len({r["successes"] for r in rows}) == 1
-    print(f"speed-up of in_flight={rows[-1]['in_flight']} over {rows[0]['in_flight']}: {rows[-1]['speedup_vs_first']}x; "
-          f"identical successes: {same}")
+    print(
+        f"speed-up of in_flight={rows[-1]['in_flight']} over {rows[0]['in_flight']}: {rows[-1]['speedup_vs_first']}x; "
+        f"identical successes: {same}"
+    )
     print(json.dumps({"tasks": len(tasks), "batch": args.batch, "rows": rows, "identical_successes": same}))
 
 

@@ -55,7 +55,10 @@ def main() -> None:
             return (f"n={len(rs)} mean solve rate {statistics.mean(rs):.3f}, in [{band[0]}, {band[1]}] {inside}, "
                     f"0 or 1: {sum(p in (0.0, 1.0) for p in rs)}")
 
-        print(f"{'filtered' if filters else 'filter-free'} offers, 1-{g.max_hops} hops, {g.solver_samples} episodes each: {line(rates)}")
+        print(
+            f"{'filtered' if filters else 'filter-free'} offers, 1-{g.max_hops} hops, "
+            f"{g.solver_samples} episodes each: {line(rates)}"
+        )
         for h in sorted(set(hops)):
             print(f"  {h} hop(s): {line([p for p, x in zip(rates, hops) if x == h])}")
 

@@ -46,8 +46,14 @@ def main() -> None:
     packed = sft.pack(sft.tokenize(tokenizer, [r["messages"] for r in rows]), ws.max_length)
     print(f"data: {len(rows)} conversations ({counts}), {len(packed)} packed rows, {packed.dropped_too_long} too long; "
           f"{time.perf_counter() - t0:.0f} s")
-    settings = sft.SFTSettings(learning_rate=ws.learning_rate, batch_size=ws.batch_size, warmup_steps=ws.warmup_steps,
-                               epochs=args.steps * ws.batch_size / len(packed), decay_fraction=ws.decay_fraction, seed=args.seed)
+    settings = sft.SFTSettings(
+        learning_rate=ws.learning_rate,
+        batch_size=ws.batch_size,
+        warmup_steps=ws.warmup_steps,
+        epochs=args.steps * ws.batch_size / len(packed),
+        decay_fraction=ws.decay_fraction,
+        seed=args.seed,
+    )
     trained = sft.train_packed(model, packed, settings, pad_id=tokenizer.pad_token_id)
     print(f"SFT: {trained['steps']} steps, {trained['epochs_done']:.2f} epochs in {trained['seconds']:.0f} s, "
           f"{trained['tokens_per_second']:.0f} tokens/s, final loss {trained['final_loss']:.3f}")
@@ -59,7 +65,9 @@ def main() -> None:
         model.save_pretrained(folder)
         tokenizer.save_pretrained(folder)
         tasks = [t for t in benchmark_tasks("v0:test") if t.difficulty in ("easy", "medium")][: args.tasks]
-        policy = HFPolicy(folder, batch_size=cfg.eval.batch_size, max_new_tokens=cfg.eval.max_new_tokens, temperature=0.0)
+        policy = HFPolicy(
+            folder, batch_size=cfg.eval.batch_size, max_new_tokens=cfg.eval.max_new_tokens, temperature=0.0
+        )
         episodes = run_multi_turn(policy, benchmark_world("v0:test"), tasks, spec=cfg.answerer.episode_spec(),
                                   batch_size=cfg.eval.batch_size)
     from osint_eval.stats import proportion_interval

@@ -6,7 +6,8 @@ One run measures, side by side:
 - in process: the same episodes (reset + the oracle's actions on v0:test) on `OSINTEnv`, one thread;
 - over the wire: a real ``osint-gym serve`` process on a loopback port, driven by N asyncio sessions
   of `AsyncOSINTClient` in this process (so client and server share the machine's cores);
-  the server's CPU time per step is read from /proc (its capacity apart from the client's); closed loop (each session sends its next step as soon as the reply arrives: the saturated rate,
+  the server's CPU time per step is read from /proc (its capacity apart from the client's); closed loop
+  (each session sends its next step as soon as the reply arrives: the saturated rate,
   latency = sessions / rate by Little's law), then open loop with 256 sessions paced to ``--paced``
   steps/s in total (the latency a trainer sees at that load).
 Target (issue 13): >= 1,000 steps/s with 256 sessions on 2 cores, p99 < 50 ms.
@@ -45,7 +46,12 @@ def pct(values: list[float], q: float) -> float:
 
 
 def figures(lat: list[float], wall: float) -> dict[str, float]:
-    return {"steps_per_s": len(lat) / wall, "p50_ms": 1e3 * pct(lat, 50), "p99_ms": 1e3 * pct(lat, 99), "steps": len(lat)}
+    return {
+        "steps_per_s": len(lat) / wall,
+        "p50_ms": 1e3 * pct(lat, 50),
+        "p99_ms": 1e3 * pct(lat, 99),
+        "steps": len(lat),
+    }
 
 
 def in_process(eps: list[tuple[int, list[str]]], seconds: float) -> dict[str, float]:
@@ -144,13 +150,17 @@ def main() -> None:
     p.add_argument("--paced", type=float, default=1000.0, help="open-loop total steps/s with the largest session count")
     args = p.parse_args()
     counts = [int(x) for x in args.sessions.split(",")]
-    print(f"# bench_serve: {os.cpu_count()} CPUs, Python {sys.version.split()[0]}, {args.seconds:g} s per row", flush=True)
+    print(
+        f"# bench_serve: {os.cpu_count()} CPUs, Python {sys.version.split()[0]}, {args.seconds:g} s per row", flush=True
+    )
     eps = episodes()
     ref = in_process(eps, args.seconds)
     lines = ["| mode | sessions | steps/s | p50 ms | p99 ms | vs in process | server CPU us/step | steps |",
              "|---|---|---|---|---|---|---|---|",
              row("in process (OSINTEnv.step)", 1, ref, ref["steps_per_s"])]
-    with ServerProcess(["--benchmark", "v0:test", "--max-sessions", str(max(counts) + 8), "--rate", "1000000"]) as server:
+    with ServerProcess(
+        ["--benchmark", "v0:test", "--max-sessions", str(max(counts) + 8), "--rate", "1000000"]
+    ) as server:
         for n in counts:
             m = measured(server, n, eps, args.seconds)
             lines.append(row("WebSocket, closed loop", n, m, ref["steps_per_s"]))

@@ -24,8 +24,18 @@ def _demos(n: int) -> list[dict]:
     from osint_selfplay.config import config_from_dict
     from osint_selfplay.worlds import WorldPool
 
-    cfg = config_from_dict({"answerer": {"mode": "multi_turn", "observation_format": "compact", "action_format": "short",
-                                         "max_turns": 8, "max_observation_chars": 4000}, "warm_start": {"answerer_examples": n}})
+    cfg = config_from_dict(
+        {
+            "answerer": {
+                "mode": "multi_turn",
+                "observation_format": "compact",
+                "action_format": "short",
+                "max_turns": 8,
+                "max_observation_chars": 4000,
+            },
+            "warm_start": {"answerer_examples": n},
+        }
+    )
     rows, _ = data.sft_multi_turn_rows(WorldPool(cfg.train_worlds, cfg.seed), cfg)
     return rows
 
@@ -57,9 +67,21 @@ def trl_sft(path: str, rows: list[dict], steps: int, batch: int) -> dict:
 
     tok = AutoTokenizer.from_pretrained(path)
     with tempfile.TemporaryDirectory() as tmp:
-        args = SFTConfig(output_dir=tmp, per_device_train_batch_size=batch, max_steps=steps, learning_rate=2e-3, warmup_steps=5,
-                         max_length=1024, logging_steps=steps, save_strategy="no", assistant_only_loss=True, use_cpu=True,
-                         bf16=False, report_to="none", disable_tqdm=True)
+        args = SFTConfig(
+            output_dir=tmp,
+            per_device_train_batch_size=batch,
+            max_steps=steps,
+            learning_rate=2e-3,
+            warmup_steps=5,
+            max_length=1024,
+            logging_steps=steps,
+            save_strategy="no",
+            assistant_only_loss=True,
+            use_cpu=True,
+            bf16=False,
+            report_to="none",
+            disable_tqdm=True,
+        )
         trainer = SFTTrainer(model=path, args=args, train_dataset=Dataset.from_list(rows), processing_class=tok)
         t0 = time.perf_counter()
         trainer.train()
@@ -83,8 +105,14 @@ def main() -> None:
     a = packed(path, rows, args.steps, args.max_length)
     b = trl_sft(path, rows, args.steps, args.batch)
     ratio = a["tokens_per_second"] / b["tokens_per_second"]
-    print(f"packed loop:     {a['tokens_per_second']:8.0f} demonstration tokens/s ({a['steps']} steps, {a['seconds']:.1f} s)")
-    print(f"TRL SFTTrainer:  {b['tokens_per_second']:8.0f} demonstration tokens/s ({b['steps']} steps, {b['seconds']:.1f} s)")
+    print(
+        f"packed loop:     {a['tokens_per_second']:8.0f} demonstration tokens/s "
+        f"({a['steps']} steps, {a['seconds']:.1f} s)"
+    )
+    print(
+        f"TRL SFTTrainer:  {b['tokens_per_second']:8.0f} demonstration tokens/s "
+        f"({b['steps']} steps, {b['seconds']:.1f} s)"
+    )
     print(f"ratio: {ratio:.2f}x (target >= 2x: {'met' if ratio >= 2 else 'missed'})")
     print(json.dumps({"packed": a, "trl": b, "ratio": ratio, "model": args.model, "demos": len(rows)}))
 

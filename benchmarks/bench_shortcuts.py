@@ -35,8 +35,11 @@ def main() -> None:
                                   context_mode=args.context_mode, seed=args.seed)
         s = summarize(results, seed=args.seed, name=name)
         free = summarize([r for r in results if r.task_id not in forced], seed=args.seed, name=name)
-        out[name] = {"overall": s.overall.success.to_dict(), **{k: b.success.to_dict() for k, b in s.by_difficulty.items()},
-                     "adjacency-not-the-question": free.overall.success.to_dict()}
+        out[name] = {
+            "overall": s.overall.success.to_dict(),
+            **{k: b.success.to_dict() for k, b in s.by_difficulty.items()},
+            "adjacency-not-the-question": free.overall.success.to_dict(),
+        }
     base = out["random-guess"]["overall"]["mean"]
     for name, row in out.items():
         by = ", ".join(f"{k} {100 * v['mean']:.1f}%" for k, v in row.items() if k != "overall")

@@ -1,4 +1,5 @@
-"""Measurements shared by ``bench_env.py`` and ``bench_all.py`` (kept here, not in the library: subprocesses and /proc are benchmark concerns).
+"""Measurements shared by ``bench_env.py`` and ``bench_all.py`` (kept here, not in the library:
+subprocesses and /proc are benchmark concerns).
 
 Every figure that has a reference is a ratio measured side by side in the same process.
 """
@@ -136,8 +137,10 @@ def print_env(c: dict[str, Any], r: dict[str, Any]) -> None:
     """The env figures next to CartPole-v1's (bench_all.py and bench_env.py)."""
     print(f"construction: OSINTEnv(world=w, tasks=[stamped task]) {c['osint_construct_us']:.1f} us (target <= 50 us) | "
           f"gym.make('CartPole-v1') {c['cartpole_make_us']:.1f} us | ratio {c['construct_ratio']:.2f}x")
-    print(f"step():  OSINT-v0 {r['osint_step_us']:.1f} us | CartPole-v1 {r['cartpole_step_us']:.1f} us | ratio "
-          f"{r['step_ratio']:.2f}x (target <= 3x; median of {r['rounds']} alternating rounds: {r['step_ratio_rounds']})")
+    print(
+        f"step():  OSINT-v0 {r['osint_step_us']:.1f} us | CartPole-v1 {r['cartpole_step_us']:.1f} us | ratio "
+        f"{r['step_ratio']:.2f}x (target <= 3x; median of {r['rounds']} alternating rounds: {r['step_ratio_rounds']})"
+    )
     print(f"reset(): OSINT-v0 default mode (a stream of tasks verified in batches ahead of use; seeded once, then "
           f"reset()) median {r['osint_reset_us']:.1f} us (target <= 100 us) | "
           f"CartPole-v1 {r['cartpole_reset_us']:.1f} us"
@@ -168,11 +171,15 @@ print(json.dumps({{"n_people": {n}, "seconds": dt, "peak_mib": peak, "baseline_m
 def world_build(n_people: int) -> dict[str, float]:
     """Build time and memory in a fresh process: peak RSS, and the peak above the RSS just before
     the build (the interpreter and imports excluded)."""
-    out = subprocess.run([sys.executable, "-c", _BUILD_SNIPPET.format(n=n_people)], check=True, capture_output=True, text=True)
+    out = subprocess.run(
+        [sys.executable, "-c", _BUILD_SNIPPET.format(n=n_people)], check=True, capture_output=True, text=True
+    )
     return json.loads(out.stdout)
 
 
-def task_rate(n: int = 500, seed: int = 0, reference: Callable[[int, int], None] | None = None, rounds: int = 5) -> dict[str, Any]:
+def task_rate(
+    n: int = 500, seed: int = 0, reference: Callable[[int, int], None] | None = None, rounds: int = 5
+) -> dict[str, Any]:
     """Verified tasks per second (repeated questions skipped) on the default world, in ``rounds`` rounds of
     ``n // rounds`` tasks (consecutive indices, one sampler). ``reference(start, count)``, if given,
     makes ``count`` reference items right after each round, so that a load change on a shared
@@ -204,8 +211,13 @@ def task_rate(n: int = 500, seed: int = 0, reference: Callable[[int, int], None]
         "rejected": sum(sampler.rejections.values()),
     }
     if refs:
-        out.update({"reference_per_s": statistics.median(refs), "ratio": statistics.median(o / f for o, f in zip(ours, refs)),
-                    "rounds_ratio": [round(o / f, 3) for o, f in zip(ours, refs)]})
+        out.update(
+            {
+                "reference_per_s": statistics.median(refs),
+                "ratio": statistics.median(o / f for o, f in zip(ours, refs)),
+                "rounds_ratio": [round(o / f, 3) for o, f in zip(ours, refs)],
+            }
+        )
     return out
 
 
@@ -254,7 +266,9 @@ def episode_chars(per_difficulty: int = 150, benchmark: str = "v0:dev", train_ep
     runs = [{"options": {"difficulty": d, "task_index": i}} for d in ("easy", "medium") for i in range(per_difficulty)]
     out: dict[str, Any] = {"benchmark": benchmark, "tasks": len(runs)}
     for fmt, actions in (("json", "json"), ("compact", "short")):
-        episodes = _episode_texts(OSINTEnv(benchmark=benchmark, observation_format=fmt), functools.partial(OracleAgent, actions), runs)
+        episodes = _episode_texts(
+            OSINTEnv(benchmark=benchmark, observation_format=fmt), functools.partial(OracleAgent, actions), runs
+        )
         records = [r for r, _, _ in episodes]
         sizes = [len(text) for _, text, _ in episodes]
         # the same episode without the reset's tool list (one constant line a trainer can put in a system prompt)
@@ -265,10 +279,14 @@ def episode_chars(per_difficulty: int = 150, benchmark: str = "v0:dev", train_ep
                     "oracle_success": sum(r.correct for r in records) / len(records)}
         if train_episodes:
             train_env = OSINTEnv(seed=1, observation_format=fmt)
-            train = _episode_texts(train_env, functools.partial(OracleAgent, actions), [{"seed": i} for i in range(train_episodes)])
+            train = _episode_texts(
+                train_env, functools.partial(OracleAgent, actions), [{"seed": i} for i in range(train_episodes)]
+            )
             tok = _bpe([text for _, text, _ in train])
             out[fmt]["episode_tokens"] = _quantiles([len(tok.encode(text).ids) for _, text, _ in episodes])
-            out[fmt]["action_tokens"] = _quantiles([sum(len(tok.encode(a).ids) for a in acts) for _, _, acts in episodes])
+            out[fmt]["action_tokens"] = _quantiles(
+                [sum(len(tok.encode(a).ids) for a in acts) for _, _, acts in episodes]
+            )
     out["ratio_median"] = out["json"]["episode_chars"]["median"] / out["compact"]["episode_chars"]["median"]
     return out
 
@@ -276,11 +294,22 @@ def episode_chars(per_difficulty: int = 150, benchmark: str = "v0:dev", train_ep
 def print_episode_chars(c: dict[str, Any]) -> None:
     for fmt, label in (("json", "JSON + JSON actions"), ("compact", "compact + short actions")):
         f = c[fmt]
-        tokens = (f"; tokens median {f['episode_tokens']['median']:.0f} (p95 {f['episode_tokens']['p95']}), action tokens "
-                  f"median {f['action_tokens']['median']:.0f}" if "episode_tokens" in f else "")
-        print(f"{label:>24}: episode chars median {f['episode_chars']['median']:.0f}, p95 {f['episode_chars']['p95']}; "
-              f"without the tool list median {f['without_tool_list']['median']:.0f}, p95 {f['without_tool_list']['p95']}; "
-              f"action chars median {f['action_chars']['median']:.0f}; turns median {f['turns_median']:.0f}; "
-              f"oracle success {f['oracle_success']:.3f}{tokens}")
-    print(f"{c['tasks']} {c['benchmark']} easy+medium oracle episodes; JSON/compact median ratio {c['ratio_median']:.2f}x "
-          "(tokens: a 4,096-token byte-level BPE per rendering, trained on that rendering's oracle episodes in another world)")
+        tokens = (
+            f"; tokens median {f['episode_tokens']['median']:.0f} (p95 {f['episode_tokens']['p95']}), action tokens "
+            f"median {f['action_tokens']['median']:.0f}"
+            if "episode_tokens" in f
+            else ""
+        )
+        print(
+            f"{label:>24}: episode chars median {f['episode_chars']['median']:.0f}, p95 {f['episode_chars']['p95']}; "
+            f"without the tool list median {f['without_tool_list']['median']:.0f}, "
+            f"p95 {f['without_tool_list']['p95']}; "
+            f"action chars median {f['action_chars']['median']:.0f}; turns median {f['turns_median']:.0f}; "
+            f"oracle success {f['oracle_success']:.3f}{tokens}"
+        )
+    print(
+        f"{c['tasks']} {c['benchmark']} easy+medium oracle episodes; "
+        f"JSON/compact median ratio {c['ratio_median']:.2f}x "
+        "(tokens: a 4,096-token byte-level BPE per rendering, "
+        "trained on that rendering's oracle episodes in another world)"
+    )

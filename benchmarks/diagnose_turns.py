@@ -40,11 +40,17 @@ def main() -> None:
     episodes = []
     for task in tasks:
         env = OSINTEnv(world=world, tasks=[task], **a.episode_spec().env_kwargs())
-        record = run_episode(env, OracleAgent(action_format=a.action_format, names_first=True), seed=0, options={"task_index": 0})
+        record = run_episode(
+            env, OracleAgent(action_format=a.action_format, names_first=True), seed=0, options={"task_index": 0}
+        )
         if record.correct:
-            messages = chat.episode_messages(record.first_observation, [t.action for t in record.turns],
-                                             [t.observation for t in record.turns[:-1]], short=a.action_format == "short",
-                                             system=a.describe_tools)
+            messages = chat.episode_messages(
+                record.first_observation,
+                [t.action for t in record.turns],
+                [t.observation for t in record.turns[:-1]],
+                short=a.action_format == "short",
+                system=a.describe_tools,
+            )
             episodes.append((task, messages))
     prompts, turns = [], []  # (episode, kind, demonstrated turn)
     for e, (_, messages) in enumerate(episodes):
@@ -79,9 +85,14 @@ def main() -> None:
     print("first divergence, by family:")
     for family, c in sorted(first.items()):
         n = sum(1 for t, _ in episodes if t.family == family)
-        print(f"  {family}: {n} episodes, {sum(c.values())} diverge: " + ", ".join(f"{k} {v}" for k, v in c.most_common()))
+        print(
+            f"  {family}: {n} episodes, {sum(c.values())} diverge: " + ", ".join(f"{k} {v}" for k, v in c.most_common())
+        )
     for question, action, out in misses[: args.show]:
-        print(f"--\n{question}\n  demonstrated: {action.replace(chr(10), ' | ')}\n  model:        {out.replace(chr(10), ' | ')}")
+        print(
+            f"--\n{question}\n  demonstrated: {action.replace(chr(10), ' | ')}\n"
+            f"  model:        {out.replace(chr(10), ' | ')}"
+        )
 
 
 if __name__ == "__main__":

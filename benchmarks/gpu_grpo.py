@@ -37,13 +37,29 @@ def build(tmp: str) -> tuple[object, object]:
     tok = Tokenizer(models.BPE())
     tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tok.decoder = decoders.ByteLevel()
-    tok.train_from_iterator(synthetic_text(2000), trainers.BpeTrainer(vocab_size=4000, special_tokens=["<|endoftext|>", "<|im_start|>", "<|im_end|>"]))
-    fast = PreTrainedTokenizerFast(tokenizer_object=tok, eos_token="<|im_end|>", pad_token="<|endoftext|>", padding_side="left")
-    fast.chat_template = ("{% for m in messages %}{{ '<|im_start|>' + m['role'] + '\\n' + m['content'] + '<|im_end|>\\n' }}{% endfor %}"
-                          "{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}")
-    config = Qwen2Config(vocab_size=151936, hidden_size=896, intermediate_size=4864, num_hidden_layers=24, num_attention_heads=14,
-                         num_key_value_heads=2, max_position_embeddings=4096, tie_word_embeddings=True,
-                         eos_token_id=fast.eos_token_id, pad_token_id=fast.pad_token_id)
+    tok.train_from_iterator(
+        synthetic_text(2000),
+        trainers.BpeTrainer(vocab_size=4000, special_tokens=["<|endoftext|>", "<|im_start|>", "<|im_end|>"]),
+    )
+    fast = PreTrainedTokenizerFast(
+        tokenizer_object=tok, eos_token="<|im_end|>", pad_token="<|endoftext|>", padding_side="left"
+    )
+    fast.chat_template = (
+        "{% for m in messages %}{{ '<|im_start|>' + m['role'] + '\\n' + m['content'] + '<|im_end|>\\n' }}{% endfor %}"
+        "{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}"
+    )
+    config = Qwen2Config(
+        vocab_size=151936,
+        hidden_size=896,
+        intermediate_size=4864,
+        num_hidden_layers=24,
+        num_attention_heads=14,
+        num_key_value_heads=2,
+        max_position_embeddings=4096,
+        tie_word_embeddings=True,
+        eos_token_id=fast.eos_token_id,
+        pad_token_id=fast.pad_token_id,
+    )
     torch.manual_seed(0)
     model = Qwen2ForCausalLM(config).to(torch.bfloat16)
     model.save_pretrained(tmp)
@@ -76,7 +92,9 @@ def main() -> None:
         for _ in range(3):  # the first full-length call still allocates caches: report every run, use the best
             torch.cuda.synchronize()
             t0 = time.perf_counter()
-            out = model.generate(**enc, max_new_tokens=args.max_new_tokens, min_new_tokens=args.max_new_tokens, do_sample=True)
+            out = model.generate(
+                **enc, max_new_tokens=args.max_new_tokens, min_new_tokens=args.max_new_tokens, do_sample=True
+            )
             torch.cuda.synchronize()
             gen_runs.append(time.perf_counter() - t0)
     new_tokens = int((out[:, enc["input_ids"].shape[1]:] != tok.pad_token_id).sum())
@@ -85,9 +103,19 @@ def main() -> None:
     def reward(completions, **kw):
         return [float(len(c[0]["content"]) % 7) for c in completions]
 
-    cfg = GRPOConfig(output_dir=f"{tmp}/grpo", max_steps=args.steps + 1, per_device_train_batch_size=args.batch,
-                     num_generations=args.num_generations, max_completion_length=args.max_new_tokens, bf16=True,
-                     gradient_checkpointing=False, learning_rate=1e-6, logging_steps=1, save_strategy="no", report_to="none")
+    cfg = GRPOConfig(
+        output_dir=f"{tmp}/grpo",
+        max_steps=args.steps + 1,
+        per_device_train_batch_size=args.batch,
+        num_generations=args.num_generations,
+        max_completion_length=args.max_new_tokens,
+        bf16=True,
+        gradient_checkpointing=False,
+        learning_rate=1e-6,
+        logging_steps=1,
+        save_strategy="no",
+        report_to="none",
+    )
     trainer = GRPOTrainer(model=tmp, reward_funcs=[reward], args=cfg, processing_class=tok,
                           train_dataset=Dataset.from_list([{"prompt": p} for p in prompts * 8]))
     times: list[float] = []
@@ -106,13 +134,24 @@ def main() -> None:
     trainer.add_callback(Timer())
     trainer.train()
     steady = times[1:] or times
-    print(json.dumps({
-        "device": torch.cuda.get_device_name(0), "parameters": sum(p.numel() for p in model.parameters()),
-        "generation_tokens_per_s": new_tokens / gen_s, "generation_seconds_runs": gen_runs, "generation_batch": args.batch, "max_new_tokens": args.max_new_tokens,
-        "grpo_seconds_per_step": sum(steady) / len(steady), "grpo_steps_timed": len(steady),
-        "completions_per_step": args.batch, "num_generations": args.num_generations,
-        "torch": torch.__version__, "date": time.strftime("%Y-%m-%d"),
-    }))
+    print(
+        json.dumps(
+            {
+                "device": torch.cuda.get_device_name(0),
+                "parameters": sum(p.numel() for p in model.parameters()),
+                "generation_tokens_per_s": new_tokens / gen_s,
+                "generation_seconds_runs": gen_runs,
+                "generation_batch": args.batch,
+                "max_new_tokens": args.max_new_tokens,
+                "grpo_seconds_per_step": sum(steady) / len(steady),
+                "grpo_steps_timed": len(steady),
+                "completions_per_step": args.batch,
+                "num_generations": args.num_generations,
+                "torch": torch.__version__,
+                "date": time.strftime("%Y-%m-%d"),
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -1,7 +1,8 @@
 """Each package builds a wheel and an sdist that install alone into a fresh venv, with clean metadata:
 osint-gym runs an episode without torch; osint-eval runs a scripted evaluation without torch (both in one
-venv without torch: osint-gym from its sdist, then osint-eval's wheel on top); osint-selfplay installs with its declared dependencies, in the venv that `scripts/train_standalone.sh`
-made and trained in (one install of torch and its stack for both: each took ~150 s here)."""
+venv without torch: osint-gym from its sdist, then osint-eval's wheel on top); osint-selfplay installs with
+its declared dependencies, in the venv that `scripts/train_standalone.sh` made and trained in (one install of
+torch and its stack for both: each took ~150 s here)."""
 
 from __future__ import annotations
 
@@ -81,7 +82,10 @@ def test_osint_eval_runs_a_scripted_evaluation_without_torch(dists, light_venv, 
     out = _run([str(py), "-m", "osint_eval", "run", "--policy", "oracle", "--tasks", "v0:dev", "--limit", "5",
                 "--out", str(tmp_path / "r"), "--leaderboard", "", "--no-progress", "--mode", "multi_turn"])
     assert "oracle: success 100.0%" in out
-    assert _run([str(py), "-c", "import importlib.util; print(importlib.util.find_spec('torch') is None)"]).strip() == "True"
+    assert (
+        _run([str(py), "-c", "import importlib.util; print(importlib.util.find_spec('torch') is None)"]).strip()
+        == "True"
+    )
 
 
 def test_the_standalone_script_trains_then_osint_selfplay_installs_with_its_dependencies(dists, tmp_path):
@@ -98,7 +102,11 @@ def test_the_standalone_script_trains_then_osint_selfplay_installs_with_its_depe
                            "warm_start.answerer_examples=200", "warm_start.generator_examples=50"],
                           capture_output=True, text=True, env=env, timeout=1500)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
-    assert "creating" in done.stdout and (venv_dir / "bin" / "osint-selfplay").is_file() and (run / "summary.json").is_file()
+    assert (
+        "creating" in done.stdout
+        and (venv_dir / "bin" / "osint-selfplay").is_file()
+        and (run / "summary.json").is_file()
+    )
     summary = json.loads((run / "summary.json").read_text())
     assert summary["evaluation"]["dry_run"] is True and summary["rounds"]
     # the wheels in place of the checkout's install: pip resolves their declared dependencies against the venv

@@ -187,8 +187,13 @@ def crashed_logs(tmp_path_factory):
     script = {t.question: [probe, crash if i < 2 else [("answer", {"entity_id": WRONG})]] for i, t in enumerate(tasks)}
     logs = {}
     for fail_on_error in (False, True):
-        (logs[fail_on_error],) = inspect_eval(osint_v0(limit=4), model=scripted_model(script), display="none",
-                                              log_dir=str(tmp_path_factory.mktemp("crash")), fail_on_error=fail_on_error)
+        (logs[fail_on_error],) = inspect_eval(
+            osint_v0(limit=4),
+            model=scripted_model(script),
+            display="none",
+            log_dir=str(tmp_path_factory.mktemp("crash")),
+            fail_on_error=fail_on_error,
+        )
         logs[f"sessions_after_{fail_on_error}"] = dict(SESSIONS)
     return tasks, logs, live_at_crash
 

@@ -12,7 +12,8 @@ from typing import Any
 
 QWEN_STYLE_TEMPLATE = (
     "{%- if tools %}"
-    "{{- '<|im_start|>system\\n' + (messages[0]['content'] if messages[0]['role'] == 'system' else 'You are a helpful assistant.') }}"
+    "{{- '<|im_start|>system\\n' + (messages[0]['content'] if messages[0]['role'] == 'system' "
+    "else 'You are a helpful assistant.') }}"
     "{{- '\\n\\n# Tools\\n\\nYou are provided with function signatures within <tools></tools> XML tags:\\n<tools>' }}"
     "{%- for tool in tools %}{{- '\\n' + (tool | tojson) }}{%- endfor %}"
     "{{- '\\n</tools>\\n\\nFor each function call, return a json object with function name and arguments within "
@@ -28,7 +29,8 @@ QWEN_STYLE_TEMPLATE = (
     "{{- '<|im_start|>assistant' }}{%- if message.content %}{{- '\\n' + message.content }}{%- endif %}"
     "{%- for tool_call in message.tool_calls %}"
     "{%- if tool_call.function is defined %}{%- set tool_call = tool_call.function %}{%- endif %}"
-    "{{- '\\n<tool_call>\\n{\"name\": \"' + tool_call.name + '\", \"arguments\": ' + (tool_call.arguments | tojson) + '}\\n</tool_call>' }}"
+    "{{- '\\n<tool_call>\\n{\"name\": \"' + tool_call.name + '\", \"arguments\": ' "
+    "+ (tool_call.arguments | tojson) + '}\\n</tool_call>' }}"
     "{%- endfor %}"
     "{{- '<|im_end|>\\n' }}"
     "{%- elif message.role == 'tool' %}"
@@ -57,5 +59,7 @@ def hermes_calls(action: str) -> str:
 
     parsed = parse_action(action)
     assert parsed.ok, parsed.error
-    return "\n".join("<tool_call>\n" + json.dumps({"name": c.name, "arguments": c.args}, ensure_ascii=False) + "\n</tool_call>"
-                     for c in parsed.calls)
+    return "\n".join(
+        "<tool_call>\n" + json.dumps({"name": c.name, "arguments": c.args}, ensure_ascii=False) + "\n</tool_call>"
+        for c in parsed.calls
+    )

@@ -45,12 +45,18 @@ def _run_suite(exit_code: int) -> subprocess.CompletedProcess:
     """.ci/run's run_suite function, run on a command that exits with ``exit_code``."""
     ci = (ROOT / ".ci" / "run").read_text()
     func = ci[ci.index("run_suite() {"):ci.index("\n}\n", ci.index("run_suite() {")) + 2]
-    return subprocess.run(["bash", "-c", f"set -euo pipefail\n{func}\nrun_suite demo bash -c 'exit {exit_code}'"], capture_output=True, text=True)
+    return subprocess.run(
+        ["bash", "-c", f"set -euo pipefail\n{func}\nrun_suite demo bash -c 'exit {exit_code}'"],
+        capture_output=True,
+        text=True,
+    )
 
 
 def test_ci_fails_when_a_suite_fails_or_collects_nothing():
     ci = (ROOT / ".ci" / "run").read_text()
-    assert f'hatch test -p -m "{FULL_SUITE[1]}"' in ci and 'run_suite "hatch test -m browser" hatch test -m browser' in ci
+    assert (
+        f'hatch test -p -m "{FULL_SUITE[1]}"' in ci and 'run_suite "hatch test -m browser" hatch test -m browser' in ci
+    )
     assert _run_suite(0).returncode == 0
     empty = _run_suite(5)
     assert empty.returncode == 1 and empty.stderr.strip() == "demo: collected no tests"

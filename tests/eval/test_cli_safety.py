@@ -20,8 +20,14 @@ def _err(capsys) -> str:
     return err
 
 
-@pytest.mark.parametrize(("spec", "hint"), [("orcale", "did you mean 'oracle'?"), ("Random-Gues", "did you mean 'random-guess'?"),
-                                            ("opnai:http://127.0.0.1:8000/v1#m", "did you mean 'openai:'?")])
+@pytest.mark.parametrize(
+    ("spec", "hint"),
+    [
+        ("orcale", "did you mean 'oracle'?"),
+        ("Random-Gues", "did you mean 'random-guess'?"),
+        ("opnai:http://127.0.0.1:8000/v1#m", "did you mean 'openai:'?"),
+    ],
+)
 def test_misspelt_policy_fails_at_once_with_a_suggestion(spec, hint, tmp_path, capsys):
     t0 = time.perf_counter()
     assert main(["run", "--policy", spec, "--tasks", "v0:test", "--out", str(tmp_path / "r"), "--leaderboard", ""]) == 2
@@ -49,8 +55,25 @@ def test_second_run_into_the_same_out_is_refused_and_leaves_the_first_report(tmp
     out = tmp_path / "c"
 
     def compare(limit: int, *extra: str) -> int:
-        return main(["compare", "--base", "random-guess", "--candidate", "oracle", "--tasks", "v0:dev", "--limit", str(limit),
-                     "--out", str(out), "--leaderboard", "", "--no-progress", *extra])
+        return main(
+            [
+                "compare",
+                "--base",
+                "random-guess",
+                "--candidate",
+                "oracle",
+                "--tasks",
+                "v0:dev",
+                "--limit",
+                str(limit),
+                "--out",
+                str(out),
+                "--leaderboard",
+                "",
+                "--no-progress",
+                *extra,
+            ]
+        )
 
     assert compare(4) == 0
     before = {p.name: p.read_bytes() for p in out.iterdir()}
@@ -59,7 +82,10 @@ def test_second_run_into_the_same_out_is_refused_and_leaves_the_first_report(tmp
     assert compare(6) == 2
     assert time.perf_counter() - t0 < 2.0  # refused before evaluating anything
     err = _err(capsys)
-    assert err == f"osint-eval: error: {out} already holds a report (report.json, report.md, report.html); pass --overwrite to replace it, or choose another --out"
+    assert err == (
+        f"osint-eval: error: {out} already holds a report (report.json, report.md, report.html); "
+        "pass --overwrite to replace it, or choose another --out"
+    )
     assert {p.name: p.read_bytes() for p in out.iterdir()} == before
     assert compare(6, "--overwrite") == 0
     assert json.loads((out / "report.json").read_text())["tasks"]["n"] == 6
@@ -68,8 +94,14 @@ def test_second_run_into_the_same_out_is_refused_and_leaves_the_first_report(tmp
 def test_out_naming_an_existing_file_is_a_one_line_error(tmp_path, capsys):
     f = tmp_path / "report.txt"
     f.write_text("keep me")
-    assert main(["run", "--policy", "oracle", "--tasks", "v0:dev", "--limit", "2", "--out", str(f), "--leaderboard", ""]) == 2
-    assert _err(capsys) == f"osint-eval: error: --out {f} is a file, not a folder; name a folder for report.json, report.md and report.html"
+    assert (
+        main(["run", "--policy", "oracle", "--tasks", "v0:dev", "--limit", "2", "--out", str(f), "--leaderboard", ""])
+        == 2
+    )
+    assert _err(capsys) == (
+        f"osint-eval: error: --out {f} is a file, not a folder; "
+        "name a folder for report.json, report.md and report.html"
+    )
     assert f.read_text() == "keep me"
 
 
@@ -86,10 +118,29 @@ def test_ctrl_c_is_one_line_that_says_how_to_rerun(tmp_path, capsys, monkeypatch
 
     monkeypatch.setattr(osint_eval.evaluate, "evaluate", interrupted)
     out = tmp_path / "r"
-    assert main(["run", "--policy", "oracle", "--tasks", "v0:dev", "--limit", "2", "--out", str(out), "--leaderboard", "",
-                 "--no-progress"]) == 130
-    assert _err(capsys) == (f"osint-eval: interrupted during run before its report was complete; rerun the same command "
-                            f"(add --overwrite if {out} holds a partial report)")
+    assert (
+        main(
+            [
+                "run",
+                "--policy",
+                "oracle",
+                "--tasks",
+                "v0:dev",
+                "--limit",
+                "2",
+                "--out",
+                str(out),
+                "--leaderboard",
+                "",
+                "--no-progress",
+            ]
+        )
+        == 130
+    )
+    assert _err(capsys) == (
+        f"osint-eval: interrupted during run before its report was complete; rerun the same command "
+        f"(add --overwrite if {out} holds a partial report)"
+    )
 
 
 def test_leaderboard_keeps_one_row_per_model_and_task_set(tmp_path, capsys):
@@ -97,10 +148,15 @@ def test_leaderboard_keeps_one_row_per_model_and_task_set(tmp_path, capsys):
     argv = ["run", "--policy", "oracle", "--tasks", "v0:dev", "--limit", "5", "--leaderboard", str(lb), "--no-progress"]
     assert main(argv + ["--out", str(tmp_path / "a")]) == 0
     assert main(argv + ["--out", str(tmp_path / "b")]) == 0
-    assert "leaderboard: " + str(lb) + " (replaced 1 earlier row for the same model and task set)" in capsys.readouterr().out
+    assert (
+        "leaderboard: " + str(lb) + " (replaced 1 earlier row for the same model and task set)"
+        in capsys.readouterr().out
+    )
     rows = leaderboard.load(lb)
     assert len(rows) == 1 and rows[0].report == str(tmp_path / "b") and rows[0].n == 5
-    assert main(argv[:-5] + ["--limit", "6", "--leaderboard", str(lb), "--no-progress", "--out", str(tmp_path / "c")]) == 0
+    assert (
+        main(argv[:-5] + ["--limit", "6", "--leaderboard", str(lb), "--no-progress", "--out", str(tmp_path / "c")]) == 0
+    )
     assert [r.n for r in leaderboard.load(lb)] == [5, 6]  # another task set is another row
 
 
@@ -108,4 +164,7 @@ def test_malformed_leaderboard_row_is_a_one_line_error(tmp_path, capsys):
     lb = tmp_path / "lb.jsonl"
     lb.write_text(json.dumps({"model": "m", "tasks": "v0:dev", "mode": "single_turn", "n": 3}) + "\n")
     assert main(["leaderboard", "--file", str(lb)]) == 2
-    assert _err(capsys) == f"osint-eval: error: {lb}:1: missing success, success_lo, success_hi, reward, evidence_f1, steps, tool_calls, seed"
+    assert _err(capsys) == (
+        f"osint-eval: error: {lb}:1: "
+        "missing success, success_lo, success_hi, reward, evidence_f1, steps, tool_calls, seed"
+    )

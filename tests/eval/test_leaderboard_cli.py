@@ -30,8 +30,19 @@ def test_run_writes_reports_and_leaderboard(tmp_path, capsys):
 
 def test_leaderboard_command_sorts(tmp_path, capsys):
     lb = tmp_path / "lb.jsonl"
-    base = {"tasks": "v0:test", "mode": "single_turn", "n": 10, "success_lo": 0.0, "success_hi": 1.0, "evidence_f1": 0.0,
-            "steps": 1.0, "tool_calls": 0.0, "seed": 0, "date": "2026-11-29", "report": None}
+    base = {
+        "tasks": "v0:test",
+        "mode": "single_turn",
+        "n": 10,
+        "success_lo": 0.0,
+        "success_hi": 1.0,
+        "evidence_f1": 0.0,
+        "steps": 1.0,
+        "tool_calls": 0.0,
+        "seed": 0,
+        "date": "2026-11-29",
+        "report": None,
+    }
     lb.write_text("\n".join(json.dumps({**base, "model": m, "success": s, "reward": r}) for m, s, r in
                             [("a", 0.2, 0.9), ("b", 0.5, 0.1), ("c", 0.3, 0.5)]) + "\n")
     assert main(["leaderboard", "--file", str(lb), "--sort-by", "reward"]) == 0
@@ -44,7 +55,10 @@ def test_leaderboard_command_sorts(tmp_path, capsys):
     [
         (["run", "--policy", "oracle", "--tasks", "v0:nope", "--out", "x"], "unknown split 'nope'"),
         (["run", "--policy", "./missing-model", "--tasks", "v0:dev", "--out", "x", "--limit", "2"], "does not exist"),
-        (["run", "--policy", "openai:http://127.0.0.1:9#m", "--tasks", "v0:dev", "--out", "x", "--limit", "2"], "unreachable"),
+        (
+            ["run", "--policy", "openai:http://127.0.0.1:9#m", "--tasks", "v0:dev", "--out", "x", "--limit", "2"],
+            "unreachable",
+        ),
         (["run", "--policy", "oracle", "--out", "x", "--limit", "0"], "--limit must be >= 1"),
         (["run", "--policy", "oracle", "--out", "x", "--workers", "0"], "--workers must be >= 1"),
         (["leaderboard", "--file", "/no/such/lb.jsonl"], "no leaderboard"),
@@ -59,7 +73,15 @@ def test_bad_arguments_give_one_line(argv, message, capsys):
 
 def test_help_is_fast_and_needs_no_torch():
     t0 = time.perf_counter()
-    out = subprocess.run([sys.executable, "-c", "import sys; from osint_eval.cli import main\ntry:\n main(['--help'])\nexcept SystemExit: pass\n"
-                          "print('torch' in sys.modules, 'transformers' in sys.modules)"], capture_output=True, text=True)
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys; from osint_eval.cli import main\ntry:\n main(['--help'])\nexcept SystemExit: pass\n"
+            "print('torch' in sys.modules, 'transformers' in sys.modules)",
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert out.stdout.strip().endswith("False False")
     assert time.perf_counter() - t0 < 10

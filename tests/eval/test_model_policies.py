@@ -124,7 +124,9 @@ def test_a_bare_prompt_shows_the_policy_the_question_alone(dev):
         if bare:
             assert [conv for conv in policy.seen] == [[{"role": "user", "content": t.question}] for t in dev.tasks[:2]]
         else:
-            assert [m["role"] for m in first] == ["system"] * 2 and all("\ntools " in conv[1]["content"] for conv in policy.seen)
+            assert [m["role"] for m in first] == ["system"] * 2 and all(
+                "\ntools " in conv[1]["content"] for conv in policy.seen
+            )
 
 
 @pytest.fixture(scope="module")
@@ -140,14 +142,48 @@ def test_openai_policy_against_a_real_local_server(server, dev, tmp_path, capsys
     results = run_single_turn(policy, dev.world, dev.tasks[:4], batch_size=4)
     assert len(results) == 4 and all(isinstance(r.reward, float) for r in results)
     assert all(r.transcript[0]["action"] is not None for r in results)
-    assert main(["run", "--policy", f"openai:{url}#{model}", "--tasks", "v0:dev", "--limit", "3", "--out", str(tmp_path / "r"),
-                 "--leaderboard", "", "--no-progress", "--max-new-tokens", "6"]) == 0
+    assert (
+        main(
+            [
+                "run",
+                "--policy",
+                f"openai:{url}#{model}",
+                "--tasks",
+                "v0:dev",
+                "--limit",
+                "3",
+                "--out",
+                str(tmp_path / "r"),
+                "--leaderboard",
+                "",
+                "--no-progress",
+                "--max-new-tokens",
+                "6",
+            ]
+        )
+        == 0
+    )
     assert "success" in capsys.readouterr().out
 
 
 def test_unreachable_endpoint_is_a_one_line_error(capsys):
     port = free_port()  # nothing listens there
-    assert main(["run", "--policy", f"openai:http://127.0.0.1:{port}/v1#m", "--tasks", "v0:dev", "--out", "x", "--limit", "2"]) == 2
+    assert (
+        main(
+            [
+                "run",
+                "--policy",
+                f"openai:http://127.0.0.1:{port}/v1#m",
+                "--tasks",
+                "v0:dev",
+                "--out",
+                "x",
+                "--limit",
+                "2",
+            ]
+        )
+        == 2
+    )
     err = capsys.readouterr().err.strip()
     assert err.startswith("osint-eval: error: endpoint") and "unreachable" in err and "\n" not in err
 

@@ -104,7 +104,9 @@ def test_hf_policy_passes_the_env_schemas_to_a_tool_template(native_dir, dev):
     turn = chat.assistant_message(action, native=True)
     conv = chat.start_messages(obs, native=True) + [turn] + chat.result_messages(step_obs, turn, native=True)
     (text,) = native.render([conv], [info["tools"]])
-    assert text == native.tokenizer.apply_chat_template(conv, tools=env.schemas, add_generation_prompt=True, tokenize=False)
+    assert text == native.tokenizer.apply_chat_template(
+        conv, tools=env.schemas, add_generation_prompt=True, tokenize=False
+    )
     assert "<tools>" in text and all(s["function"]["name"] in text for s in env.schemas)
     assert '<tool_call>\n{"name": "get_profile", "arguments": {"handle_or_id": "person_1"}}\n</tool_call>' in text
     assert f"<tool_response>\n{step_obs}\n</tool_response>" in text

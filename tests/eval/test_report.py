@@ -73,7 +73,9 @@ class _Page(HTMLParser):
         self.tags.append(tag)
         self._h1 = self._h1 or tag == "h1"
         self._summary = self._summary or (tag == "table" and ("class", "summary") in attrs)
-        self.urls += [v for k, v in attrs if k in ("src", "href", "xlink:href", "action", "data") and v and not v.startswith("#")]
+        self.urls += [
+            v for k, v in attrs if k in ("src", "href", "xlink:href", "action", "data") and v and not v.startswith("#")
+        ]
 
     def handle_endtag(self, tag):
         self._h1 = self._h1 and tag != "h1"
@@ -110,8 +112,17 @@ def test_html_renders_in_headless_chromium_without_console_errors(report):
     rep, out = report
     opts = webdriver.ChromeOptions()
     opts.binary_location = CHROMIUM
-    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run", f"--user-data-dir={out / 'chrome-profile'}"):
+    for flag in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-dev-shm-usage",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--no-first-run",
+        f"--user-data-dir={out / 'chrome-profile'}",
+    ):
         opts.add_argument(flag)
     opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=opts)
@@ -147,7 +158,9 @@ def test_extend_runs_only_the_new_policies_and_pairs_them_with_the_old(report):
             calls.append(len(batch))
             return super().act(batch)
 
-    new = extend(old, {"guess2": Counting(1)}, ts, comparisons=[("guess", "guess2"), ("guess", "oracle")], progress=False)
+    new = extend(
+        old, {"guess2": Counting(1)}, ts, comparisons=[("guess", "guess2"), ("guess", "oracle")], progress=False
+    )
     assert sum(calls) == 24 and list(new.models) == [*old.models, "guess2"]
     assert new.episodes["oracle"] == old.episodes["oracle"] and len(new.episodes["guess2"]) == 24
     assert list(new.comparisons) == ["guess2 vs guess", "oracle vs guess"]

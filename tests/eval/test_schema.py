@@ -41,7 +41,12 @@ def test_json_on_disk_keeps_the_documented_shape(written):
     success = data["models"]["oracle"]["summary"]["overall"]["success"]
     assert set(success) == {"mean", "lo", "hi", "n"} and success["n"] == 12 and success["mean"] == 1.0
     comp = data["comparisons"]["oracle vs guess"]
-    assert (comp["base"], comp["candidate"], comp["base_label"], comp["candidate_label"]) == ("guess", "oracle", "random-guess", "oracle")
+    assert (comp["base"], comp["candidate"], comp["base_label"], comp["candidate_label"]) == (
+        "guess",
+        "oracle",
+        "random-guess",
+        "oracle",
+    )
 
 
 def test_dry_run_is_stated_in_every_output(written):
@@ -63,15 +68,33 @@ def _break(data: dict, path: list, value=None, delete=False) -> dict:
     return data
 
 
-@pytest.mark.parametrize(("path", "value", "delete", "message"), [
-    (["models", "oracle", "summary", "overall", "success", "n"], None, True, "models.oracle.summary.overall.success.n: missing"),
-    (["models", "guess", "summary", "overall", "reward", "mean"], "high", False, "models.guess.summary.overall.reward.mean: expected a number, got 'high'"),
-    (["tasks", "n"], -3, False, "tasks.n: expected a count (an integer >= 0), got -3"),
-    (["comparisons", "oracle vs guess", "overall", "mcnemar"], None, True, "comparisons.oracle vs guess.overall.mcnemar: missing"),
-    (["dry_run"], "yes", False, "dry_run: expected true or false, got 'yes'"),
-    (["episodes", "guess"], {"a": 1}, False, "episodes.guess: expected a list of episodes, got dict"),
-    (["models"], [], False, "models: expected an object, got list"),
-])
+@pytest.mark.parametrize(
+    ("path", "value", "delete", "message"),
+    [
+        (
+            ["models", "oracle", "summary", "overall", "success", "n"],
+            None,
+            True,
+            "models.oracle.summary.overall.success.n: missing",
+        ),
+        (
+            ["models", "guess", "summary", "overall", "reward", "mean"],
+            "high",
+            False,
+            "models.guess.summary.overall.reward.mean: expected a number, got 'high'",
+        ),
+        (["tasks", "n"], -3, False, "tasks.n: expected a count (an integer >= 0), got -3"),
+        (
+            ["comparisons", "oracle vs guess", "overall", "mcnemar"],
+            None,
+            True,
+            "comparisons.oracle vs guess.overall.mcnemar: missing",
+        ),
+        (["dry_run"], "yes", False, "dry_run: expected true or false, got 'yes'"),
+        (["episodes", "guess"], {"a": 1}, False, "episodes.guess: expected a list of episodes, got dict"),
+        (["models"], [], False, "models: expected an object, got list"),
+    ],
+)
 def test_malformed_report_is_one_typed_error_naming_file_and_field(written, tmp_path, path, value, delete, message):
     _, out = written
     bad = tmp_path / "report.json"

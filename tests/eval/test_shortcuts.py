@@ -38,7 +38,9 @@ def v0_test():
 
 
 def _success(policy, taskset, contexts, keep=None):
-    batch = [PolicyInput([], t, taskset.world, i, 0, context=c) for i, (t, c) in enumerate(zip(taskset.tasks, contexts))]
+    batch = [
+        PolicyInput([], t, taskset.world, i, 0, context=c) for i, (t, c) in enumerate(zip(taskset.tasks, contexts))
+    ]
     answers = policy.act(batch)
     rows = [(t, c, a) for t, c, a in zip(taskset.tasks, contexts, answers) if keep is None or keep(t)]
     return proportion_interval([score_completion(t, a, c).correct for t, c, a in rows])
@@ -53,15 +55,22 @@ def test_single_turn_shortcuts_land_within_5_points_of_the_uniform_type_correct_
         assert abs(rate.mean - chance.mean) <= 0.05, (name, rate.fmt(pct=True), chance.fmt(pct=True))
     # adjacency: on every task where the world gives the named start another neighbour of the answer type
     free = lambda t: not adjacency_is_the_question(taskset.world, t)  # noqa: E731
-    adjacent, chance_free = (_success(p, taskset, contexts, free) for p in (make_policy("adjacent"), make_policy("random-guess")))
-    assert adjacent.n == 804 and abs(adjacent.mean - chance_free.mean) <= 0.05, (adjacent.fmt(pct=True), chance_free.fmt(pct=True))
+    adjacent, chance_free = (
+        _success(p, taskset, contexts, free) for p in (make_policy("adjacent"), make_policy("random-guess"))
+    )
+    assert adjacent.n == 804 and abs(adjacent.mean - chance_free.mean) <= 0.05, (
+        adjacent.fmt(pct=True),
+        chance_free.fmt(pct=True),
+    )
 
 
 def test_shortcut_rules_answer_what_their_names_say(world_task):
     world, task = world_task
     start = task.query.start
     p0, p1, p2, p3, p4 = [p for p in world.ids("person") if p != start and p != task.answer][:5]
-    loc = next(x for x in world.ids("location") if world.surface(x) not in task.question)  # a place the question does not name
+    loc = next(
+        x for x in world.ids("location") if world.surface(x) not in task.question
+    )  # a place the question does not name
     edges = (Edge(p0, "knows", p1), Edge(p2, "knows", p1), Edge(p2, "lives_in", loc), Edge(start, "knows", p3),
              Edge(p3, "knows", p4))
     ctx = Context("", edges, (p0, p1, p2, loc, p3, p4))  # the start is named, so not among the ids
@@ -69,7 +78,9 @@ def test_shortcut_rules_answer_what_their_names_say(world_task):
     picks = {name: ShortcutPolicy(name).act([item])[0] for name in SINGLE_TURN_SHORTCUTS}
     # p1 and p3 both appear twice: the tie goes to the first mentioned; p3 is the one person next to the named start
     assert picks == {"most-frequent": p1, "first-mentioned": p0, "last-mentioned": p4, "adjacent": p3}
-    assert ShortcutPolicy("adjacent").act([PolicyInput([], task, world, 0, 0, context=Context("", edges[:3], (p0, p1, p2, loc)))])[0] in {p0, p1, p2}
+    assert ShortcutPolicy("adjacent").act(
+        [PolicyInput([], task, world, 0, 0, context=Context("", edges[:3], (p0, p1, p2, loc)))]
+    )[0] in {p0, p1, p2}
 
 
 def test_first_reference_and_naive_search_search_once_then_answer_the_first_typed_id():

@@ -16,7 +16,10 @@ PROFILE = Call("get_profile", {"handle_or_id": "@x"})
         '{"name": "get_profile", "arguments": {"handle_or_id": "@x"}}',
         '{"name": "get_profile", "arguments": "{\\"handle_or_id\\": \\"@x\\"}"}',
         '{"type": "function", "function": {"name": "get_profile", "arguments": {"handle_or_id": "@x"}}}',
-        '{"tool_calls": [{"type": "function", "function": {"name": "get_profile", "arguments": "{\\"handle_or_id\\": \\"@x\\"}"}}]}',
+        (
+            '{"tool_calls": [{"type": "function", "function": {"name": "get_profile", '
+            '"arguments": "{\\"handle_or_id\\": \\"@x\\"}"}}]}'
+        ),
         '<tool_call>{"name": "get_profile", "arguments": {"handle_or_id": "@x"}}</tool_call>',
         'I will look them up.\n{"tool": "get_profile", "args": {"handle_or_id": "@x"}} and then decide.',
         {"tool": "get_profile", "args": {"handle_or_id": "@x"}},

@@ -56,8 +56,12 @@ def test_bad_references_get_a_typed_reason(world, offers):
     offer = offers[0]
     n = len(offer.choices)
     cases = {
-        "P: 0": FailureReason.OUT_OF_RANGE, f"P: {n + 1}": FailureReason.OUT_OF_RANGE, "P: 99999": FailureReason.MALFORMED,
-        "P: two": FailureReason.MALFORMED, "P:": FailureReason.MALFORMED, "P: -1": FailureReason.MALFORMED,
+        "P: 0": FailureReason.OUT_OF_RANGE,
+        f"P: {n + 1}": FailureReason.OUT_OF_RANGE,
+        "P: 99999": FailureReason.MALFORMED,
+        "P: two": FailureReason.MALFORMED,
+        "P:": FailureReason.MALFORMED,
+        "P: -1": FailureReason.MALFORMED,
         "P: 1 2": FailureReason.MALFORMED,  # one path, not two
         "Q: Who is it?\nA: person_1": FailureReason.MALFORMED,  # a choose offer takes a number, not a phrased question
         "": FailureReason.MALFORMED,
@@ -89,7 +93,11 @@ def test_format_and_parse_round_trip():
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(text=st.one_of(st.text(max_size=80), st.lists(st.integers(-3, 40), max_size=5).map(lambda ks: "P: " + " ".join(map(str, ks)))))
+@given(
+    text=st.one_of(
+        st.text(max_size=80), st.lists(st.integers(-3, 40), max_size=5).map(lambda ks: "P: " + " ".join(map(str, ks)))
+    )
+)
 def test_any_completion_gets_a_verdict_and_never_raises(world, offers, text):
     offer = offers[len(text) % len(offers)]
     verdict, task = _verdict(world, offer, text)
@@ -110,7 +118,9 @@ def test_a_filtered_offer_shows_the_families_constrained_paths_and_each_number_i
     narrowed = 0
     for offer in filtered:
         assert len(offer.queries) == len(offer.choices) == P.CHOOSE_PATHS
-        assert P.gold_proposal(world, offer) == f"P: {offer.choices.index(offer.path) + 1}"  # the demonstrations' answer
+        assert (
+            P.gold_proposal(world, offer) == f"P: {offer.choices.index(offer.path) + 1}"
+        )  # the demonstrations' answer
         user = P.generator_messages(world, offer)[1]["content"]
         for k, (choice, query) in enumerate(zip(offer.choices, offer.queries), 1):
             assert f"{k}: {P.walk_text(offer, choice, query)}" in user

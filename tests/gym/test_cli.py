@@ -98,7 +98,10 @@ def test_a_task_file_that_is_not_utf8_is_a_one_line_error(tmp_path, capsys):
     bad = tmp_path / "bad.jsonl"
     bad.write_bytes(b'{"question": "caf\xe9"}\n')
     assert main(["verify", str(bad), "--split", "v0:dev"]) == 2
-    assert capsys.readouterr().err.strip() == f"osint-gym: error: {bad}: not UTF-8 text (invalid continuation byte at byte 17)"
+    assert (
+        capsys.readouterr().err.strip()
+        == f"osint-gym: error: {bad}: not UTF-8 text (invalid continuation byte at byte 17)"
+    )
 
 
 def test_version_flag():

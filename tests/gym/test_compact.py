@@ -58,9 +58,15 @@ def _osint_calls(world):
         "search_threads": _call(world, "search_threads", query=event, limit=5),
         "get_user_posts": _call(world, "get_user_posts", account=account, limit=5),
         "get_mentions": _call(world, "get_mentions", account=account, limit=5),
-        "search_notes": {"call": "search_notes", "ok": True,
-                         "result": {"query": "x", "total": 2, "results": [TOOLS["get_profile"](world, Notes(), {"handle_or_id": i}).data
-                                                                            for i in (person, account)]}},
+        "search_notes": {
+            "call": "search_notes",
+            "ok": True,
+            "result": {
+                "query": "x",
+                "total": 2,
+                "results": [TOOLS["get_profile"](world, Notes(), {"handle_or_id": i}).data for i in (person, account)],
+            },
+        },
     }
 
 
@@ -94,7 +100,17 @@ def test_every_osint_record_type_round_trips_its_edges_ids_and_attributes(world)
         assert _facts(result) == want, label
     assert sum(len(e) for f in map(_facts, (c["result"] for c in calls.values())) for e in f["edges"]) > 50
     seen = {t for entry in calls.values() for _, t in _facts(entry["result"])["ids"]}
-    assert seen == {"person", "account", "organization", "location", "event", "post", "thread", "activity", "connections"}
+    assert seen == {
+        "person",
+        "account",
+        "organization",
+        "location",
+        "event",
+        "post",
+        "thread",
+        "activity",
+        "connections",
+    }
 
 
 def test_knowledge_graph_entity_pages_round_trip_their_facts_both_ways():
@@ -112,7 +128,9 @@ def test_knowledge_graph_entity_pages_round_trip_their_facts_both_ways():
 
 
 def test_the_line_grammar_ids_only_and_a_space_before_every_id_and_name(world):
-    person = next(p for p in world.ids("person") if world.neighbors(p, "works_at", "out") and world.neighbors(p, "alias_of", "in"))
+    person = next(
+        p for p in world.ids("person") if world.neighbors(p, "works_at", "out") and world.neighbors(p, "alias_of", "in")
+    )
     page = TOOLS["get_profile"](world, Notes(), {"handle_or_id": person}).data
     line = record_line(page)[0]
     org = page["employer"]["id"]
@@ -127,7 +145,9 @@ def test_the_line_grammar_ids_only_and_a_space_before_every_id_and_name(world):
 def test_every_id_and_handle_follows_a_space(world):
     import re
 
-    text = "\n".join(fit_compact({"step": 1, "steps_left": 1, "results": [c]}, 10**6) for c in _osint_calls(world).values())
+    text = "\n".join(
+        fit_compact({"step": 1, "steps_left": 1, "results": [c]}, 10**6) for c in _osint_calls(world).values()
+    )
     ids = re.findall(r"(.)(?:person|account|org|loc|event|post|thread)_\d+", text)
     handles = re.findall(r"(.)@[a-z]", text)
     assert len(ids) > 100 and set(ids) == {" "}
@@ -188,25 +208,41 @@ def test_an_observation_that_fits_is_not_cut(world):
 def test_compact_is_several_times_shorter_than_json(world):
     calls = _osint_calls(world)
     compact = sum(len(fit_compact({"step": 1, "steps_left": 1, "results": [c]}, 10**6)) for c in calls.values())
-    as_json = sum(len(json.dumps({"step": 1, "steps_left": 1, "results": [c]}, separators=(",", ":"))) for c in calls.values())
+    as_json = sum(
+        len(json.dumps({"step": 1, "steps_left": 1, "results": [c]}, separators=(",", ":"))) for c in calls.values()
+    )
     assert compact * 2 < as_json
 
 
-@pytest.mark.parametrize("bad", ["", "hello", "step x/3", "step 1/3\nget_profile ok\nperson person_1 =oops",
-                                 'step 1/3\nget_profile ok\nperson person_1 name="unterminated',
-                                 "step 1/3\ncomment author= account_1", "step 1/3\nperson person_1",
-                                 "step 1/3\nget_profile ok\nperson person_1 orphan", "step 1/3\nget_profile ok\nperson",
-                                 "step 1/3\nget_profile ok\nperson person_1 name= a b", "step 1/3\nperson_1 type=person",
-                                 "step 1/3\nget_profile ok\nperson person_1 accounts= forum:",
-                                 "step 1/3\nget_profile ok\nperson person_1 accounts= forum: city= loc_1",
-                                 "step 1/3\nget_profile ok\nperson person_1 accounts= account_1:forum"])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        "",
+        "hello",
+        "step x/3",
+        "step 1/3\nget_profile ok\nperson person_1 =oops",
+        'step 1/3\nget_profile ok\nperson person_1 name="unterminated',
+        "step 1/3\ncomment author= account_1",
+        "step 1/3\nperson person_1",
+        "step 1/3\nget_profile ok\nperson person_1 orphan",
+        "step 1/3\nget_profile ok\nperson",
+        "step 1/3\nget_profile ok\nperson person_1 name= a b",
+        "step 1/3\nperson_1 type=person",
+        "step 1/3\nget_profile ok\nperson person_1 accounts= forum:",
+        "step 1/3\nget_profile ok\nperson person_1 accounts= forum: city= loc_1",
+        "step 1/3\nget_profile ok\nperson person_1 accounts= account_1:forum",
+    ],
+)
 def test_malformed_compact_text_is_a_typed_error_that_names_the_line(bad):
     with pytest.raises(CompactError, match="line"):
         parse_compact(bad)
 
 
 @FUZZ
-@given(text=st.text(max_size=300) | st.builds(lambda a, b: f"step 1/4\n{a}\n{b}", st.text(max_size=120), st.text(max_size=120)))
+@given(
+    text=st.text(max_size=300)
+    | st.builds(lambda a, b: f"step 1/4\n{a}\n{b}", st.text(max_size=120), st.text(max_size=120))
+)
 def test_parse_compact_raises_only_its_typed_error(text):
     t0 = time.perf_counter()
     try:
@@ -222,7 +258,9 @@ def test_parse_compact_raises_only_its_typed_error(text):
 @given(value=st.text(max_size=40), key=st.sampled_from(["name", "text", "handle", "bio"]))
 def test_any_string_value_round_trips(value, key):
     record = {"id": "person_1", "type": "account", key: value}
-    text = fit_compact({"step": 1, "steps_left": 1, "results": [{"call": "get_profile", "ok": True, "result": record}]}, 10**6)
+    text = fit_compact(
+        {"step": 1, "steps_left": 1, "results": [{"call": "get_profile", "ok": True, "result": record}]}, 10**6
+    )
     back = parse_compact(text)["results"][0]["result"]
     assert back.get(key, "") == value or (value == "" and key not in back)
 
@@ -287,7 +325,10 @@ def test_without_the_tool_description_the_reset_observation_is_the_question(obse
     assert obs_bare == bare.task.question == full.task.question
     assert obs_full.startswith(obs_bare + "\n") and "get_profile" in obs_full and "get_profile" not in obs_bare
     assert info_bare["tools"] == info_full["tools"]  # the schemas stay in the info for agents that want them
-    assert bare.step("get_profile " + bare.task.question.split()[-1])[0] == full.step("get_profile " + full.task.question.split()[-1])[0]
+    assert (
+        bare.step("get_profile " + bare.task.question.split()[-1])[0]
+        == full.step("get_profile " + full.task.question.split()[-1])[0]
+    )
 
 
 def test_describe_tools_must_be_a_bool():

@@ -16,8 +16,15 @@ def episodes():
     tasks = benchmark_tasks("v0:dev", limit=150)
 
     def run(names_first: bool, fmt: str) -> list[EpisodeRecord]:
-        return [run_episode(OSINTEnv(world=world, tasks=[t], observation_format="compact"),
-                            OracleAgent(fmt, names_first=names_first), seed=0, options={"task_index": 0}) for t in tasks]
+        return [
+            run_episode(
+                OSINTEnv(world=world, tasks=[t], observation_format="compact"),
+                OracleAgent(fmt, names_first=names_first),
+                seed=0,
+                options={"task_index": 0},
+            )
+            for t in tasks
+        ]
 
     return {(nf, fmt): run(nf, fmt) for nf in (False, True) for fmt in ("short", "json")}
 

@@ -242,8 +242,15 @@ def test_observations_fit_the_space_for_unicode_worlds(tmp_path):
     from osint_gym.tasks import Hop, Query, Task
 
     world = load_tsv(path)
-    task = Task("kg-1", "Which language is Jules et Jim in?", ("日本語",), (Edge("Jules et Jim", "language", "日本語"),),
-                "custom", "easy", Query("Jules et Jim", (Hop("language", Direction.OUT),)))
+    task = Task(
+        "kg-1",
+        "Which language is Jules et Jim in?",
+        ("日本語",),
+        (Edge("Jules et Jim", "language", "日本語"),),
+        "custom",
+        "easy",
+        Query("Jules et Jim", (Hop("language", Direction.OUT),)),
+    )
     env = OSINTEnv(world=world, tasks=[task])
     obs, _ = env.reset(seed=0)
     obs, *_ = env.step('{"tool": "get_profile", "args": {"handle_or_id": "Jules et Jim"}}')

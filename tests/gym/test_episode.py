@@ -207,7 +207,9 @@ def test_tasks_verified_under_a_small_observation_budget_are_solved_under_it(wor
     budgets = Budgets(max_steps=24, max_parallel_calls=4, max_observation_chars=900)
     sampler = TaskSampler(world, 3, difficulty="hard", budgets=budgets)
     tasks = [sampler.sample(i) for i in range(15)]
-    records = [run_episode(OSINTEnv(world=world, tasks=[t], max_observation_chars=900), OracleAgent(), seed=0) for t in tasks]
+    records = [
+        run_episode(OSINTEnv(world=world, tasks=[t], max_observation_chars=900), OracleAgent(), seed=0) for t in tasks
+    ]
     assert all(r.correct for r in records), [r.end for r in records]
     assert all(len(t.observation) <= 900 for r in records for t in r.turns)
 

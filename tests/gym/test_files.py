@@ -6,7 +6,14 @@ import json
 
 import pytest
 
-from osint_gym.files import atomic_dir, atomic_write_json, atomic_write_jsonl, atomic_write_text, clean_partials, read_jsonl
+from osint_gym.files import (
+    atomic_dir,
+    atomic_write_json,
+    atomic_write_jsonl,
+    atomic_write_text,
+    clean_partials,
+    read_jsonl,
+)
 
 
 class Unserialisable:

@@ -36,7 +36,9 @@ json_values = st.recursive(
     lambda children: st.lists(children, max_size=5) | st.dictionaries(st.text(max_size=12), children, max_size=5),
     max_leaves=30,
 )
-tool_names = st.sampled_from(["get_profile", "search_posts", "get_connections", "answer", "add_edge", "search_people", "nope"])
+tool_names = st.sampled_from(
+    ["get_profile", "search_posts", "get_connections", "answer", "add_edge", "search_people", "nope"]
+)
 call_like = st.fixed_dictionaries({"tool": tool_names, "args": json_values}) | st.fixed_dictionaries(
     {"name": tool_names, "arguments": json_values | st.text(max_size=60)})
 actions = (
@@ -49,7 +51,9 @@ actions = (
     | st.integers(1, 6000).map(lambda n: "[" * n + "]" * n)
     | st.integers(1, 3000).map(lambda n: '{"a":' * n + "1" + "}" * n)
     | st.integers(1000, 40_000).map(lambda n: "x" * n)
-    | st.text(alphabet=st.characters(min_codepoint=0x80, max_codepoint=0x10FFFF, blacklist_categories=("Cs",)), max_size=300)
+    | st.text(
+        alphabet=st.characters(min_codepoint=0x80, max_codepoint=0x10FFFF, blacklist_categories=("Cs",)), max_size=300
+    )
 )
 
 
@@ -100,7 +104,11 @@ def test_answer_and_proposal_parsers_return_typed_results(text):
 
 
 @FUZZ
-@given(q=st.text(max_size=200), a=st.text(max_size=30), e=st.lists(st.tuples(st.text(max_size=12), st.text(max_size=12), st.text(max_size=12)), max_size=6))
+@given(
+    q=st.text(max_size=200),
+    a=st.text(max_size=30),
+    e=st.lists(st.tuples(st.text(max_size=12), st.text(max_size=12), st.text(max_size=12)), max_size=6),
+)
 def test_proposal_validation_never_raises(q, a, e):
     from osint_gym.world.cache import cached_world
 
@@ -133,7 +141,13 @@ def _assert_names_an_offending_key(message, cls, data):
 
 
 @FUZZ
-@given(data=st.dictionaries(st.sampled_from(["n_people", "decoy_rate", "noise_level", "alias_density", "bogus", "n_peple"]), json_values, max_size=4))
+@given(
+    data=st.dictionaries(
+        st.sampled_from(["n_people", "decoy_rate", "noise_level", "alias_density", "bogus", "n_peple"]),
+        json_values,
+        max_size=4,
+    )
+)
 def test_world_config_loader_accepts_or_names_the_problem(data):
     try:
         cfg = WorldConfig.from_dict(data)
@@ -144,7 +158,11 @@ def test_world_config_loader_accepts_or_names_the_problem(data):
 
 
 @FUZZ
-@given(data=st.dictionaries(st.sampled_from(["correct", "evidence_weight", "penalty_cap", "nope"]), json_values, max_size=3))
+@given(
+    data=st.dictionaries(
+        st.sampled_from(["correct", "evidence_weight", "penalty_cap", "nope"]), json_values, max_size=3
+    )
+)
 def test_reward_config_loader_accepts_or_names_the_problem(data):
     try:
         cfg = RewardConfig.from_dict(data)
@@ -172,8 +190,12 @@ def test_task_rows_load_or_fail_with_task_error(row):
 
 
 @FUZZ
-@given(content=st.text(max_size=600) | st.lists(st.tuples(st.text(max_size=20), st.text(max_size=10), st.text(max_size=20)), max_size=20).map(
-    lambda ts: "\n".join("|".join(t) for t in ts)))
+@given(
+    content=st.text(max_size=600)
+    | st.lists(st.tuples(st.text(max_size=20), st.text(max_size=10), st.text(max_size=20)), max_size=20).map(
+        lambda ts: "\n".join("|".join(t) for t in ts)
+    )
+)
 def test_graph_and_qa_loaders_load_or_fail_with_loader_error(tmp_path_factory, content):
     folder = tmp_path_factory.mktemp("fuzz")
     for name, loader in (("kb.txt", load_metaqa_kb), ("g.tsv", load_tsv)):

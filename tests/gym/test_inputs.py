@@ -41,7 +41,10 @@ def test_world_config_range_bounds_are_inclusive_and_finite():
 def test_world_config_from_a_non_utf8_toml_file_names_the_file(tmp_path):
     path = tmp_path / "world.toml"
     path.write_bytes(b"[world]\nn_people = 10\n# caf\xe9\n")
-    with pytest.raises(ConfigError, match=rf"^{re.escape(str(path))}: world config is not UTF-8 text \(invalid continuation byte at byte 27\)$"):
+    with pytest.raises(
+        ConfigError,
+        match=rf"^{re.escape(str(path))}: world config is not UTF-8 text \(invalid continuation byte at byte 27\)$",
+    ):
         WorldConfig.from_toml(str(path))
 
 

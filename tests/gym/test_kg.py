@@ -73,7 +73,10 @@ def test_metaqa_qa_one_hop_with_several_answers(kb, tmp_path):
     acted = next(t for t in tasks if t.question == "who acted in Kismet")
     assert set(acted.answers) == {"Marlene Dietrich", "Ronald Colman"}
     assert acted.difficulty == "easy" and acted.family == "kgqa_1hop"
-    assert set(acted.evidence) == {("Kismet", "starred_actors", "Marlene Dietrich"), ("Kismet", "starred_actors", "Ronald Colman")}
+    assert set(acted.evidence) == {
+        ("Kismet", "starred_actors", "Marlene Dietrich"),
+        ("Kismet", "starred_actors", "Ronald Colman"),
+    }
     for t in tasks:
         assert verify_task(kb, t).ok
 
@@ -166,8 +169,15 @@ def test_kg_tasks_run_in_the_env_and_any_gold_answer_counts(kb, tmp_path):
     env = gym.make("OSINT-v0", world=kb, tasks=tasks)
     obs, info = env.reset(options={"task_index": 1})
     assert "who acted in Kismet" in obs
-    assert [s["function"]["name"] for s in info["tools"]][:4] == ["get_profile", "search_people", "get_connections", "search_notes"]
-    obs, *_ = env.step('{"tool": "get_connections", "args": {"person_or_account": "Kismet", "relation": "starred_actors"}}')
+    assert [s["function"]["name"] for s in info["tools"]][:4] == [
+        "get_profile",
+        "search_people",
+        "get_connections",
+        "search_notes",
+    ]
+    obs, *_ = env.step(
+        '{"tool": "get_connections", "args": {"person_or_account": "Kismet", "relation": "starred_actors"}}'
+    )
     assert "Ronald Colman" in obs
     *_, info = env.step('{"answer": "Ronald Colman"}')
     assert info["correct"]

@@ -35,8 +35,14 @@ def _random_action(rng, world, seen):
     tool = TOOLS[rng.integers(len(TOOLS))]
     pool = seen or world.ids("person")[:20]
     ref = str(pool[rng.integers(len(pool))])
-    args = {"get_profile": {"handle_or_id": ref}, "search_posts": {"query": ref}, "get_connections": {"person_or_account": ref},
-            "search_people": {"name": ref}, "get_user_posts": {"account": ref}, "search_notes": {"query": ref}}[tool]
+    args = {
+        "get_profile": {"handle_or_id": ref},
+        "search_posts": {"query": ref},
+        "get_connections": {"person_or_account": ref},
+        "search_people": {"name": ref},
+        "get_user_posts": {"account": ref},
+        "search_notes": {"query": ref},
+    }[tool]
     if rng.random() < 0.15:
         return "garbage " + ref
     return json.dumps({"tool": tool, "args": args})

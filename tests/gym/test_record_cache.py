@@ -34,7 +34,10 @@ _ACTIONS = (
     '{"tool":"search_people","args":{"name":"a"}}',
     '{"tool":"search_notes","args":{"query":"person"}}',
     '{"add_edge":["account_%d","alias_of","person_3"]}',
-    '{"tool_calls":[{"tool":"get_profile","args":{"handle_or_id":"person_%d"}},{"tool":"get_profile","args":{"handle_or_id":"post_2"}}]}',
+    (
+        '{"tool_calls":[{"tool":"get_profile","args":{"handle_or_id":"person_%d"}},'
+        '{"tool":"get_profile","args":{"handle_or_id":"post_2"}}]}'
+    ),
 )
 
 
@@ -127,7 +130,9 @@ def test_copies_of_a_shared_record_are_plain_and_mutable(world) -> None:
 
 
 def test_observation_encoding_is_the_json_encoding_within_the_charset() -> None:
-    frozen = freeze({"id": "post_1", "type": "post", "text": "caf\u00e9 \u4e2d \U0001f600 \x07", "tags": [1, None, True]})
+    frozen = freeze(
+        {"id": "post_1", "type": "post", "text": "caf\u00e9 \u4e2d \U0001f600 \x07", "tags": [1, None, True]}
+    )
     obs = {"step": 1, "steps_left": 3, "results": [{"call": "get_post", "ok": True, "result": frozen},
                                                    {"call": "x", "ok": False, "error": "bad \u2603", "n": 1.5}]}
     text = fit_json(obs, 16_384)

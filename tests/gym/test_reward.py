@@ -16,7 +16,16 @@ GOLD = (Edge("account_1", "alias_of", "person_2"), Edge("person_2", "knows", "pe
 
 def test_judge_answer_is_exact():
     assert judge_answer("person_2", ["person_2"]) == (True, False)
-    for variant in ("Person_2", " person_2", "person_2 ", "'person_2'", "id:person_2", "person_2.", "person_20", "person"):
+    for variant in (
+        "Person_2",
+        " person_2",
+        "person_2 ",
+        "'person_2'",
+        "id:person_2",
+        "person_2.",
+        "person_20",
+        "person",
+    ):
         assert judge_answer(variant, ["person_2"]) == (False, False), variant
     assert judge_answer(["person_2", "person_3"], ["person_2"]) == (False, True)
     assert judge_answer("person_2, person_3", ["person_2"]) == (False, True)
@@ -44,15 +53,40 @@ def test_efficiency_and_step_penalty():
 
 
 def test_reward_values():
-    best = score_episode(gold_answers=["person_3"], gold_evidence=GOLD, submitted="person_3", evidence=GOLD, critical_steps=1, max_steps=24)
+    best = score_episode(
+        gold_answers=["person_3"],
+        gold_evidence=GOLD,
+        submitted="person_3",
+        evidence=GOLD,
+        critical_steps=1,
+        max_steps=24,
+    )
     assert best.total == pytest.approx(1.5) and best.correct
-    bare = score_episode(gold_answers=["person_3"], gold_evidence=GOLD, submitted="person_3", critical_steps=25, max_steps=24, penalties_paid=0.2)
+    bare = score_episode(
+        gold_answers=["person_3"],
+        gold_evidence=GOLD,
+        submitted="person_3",
+        critical_steps=25,
+        max_steps=24,
+        penalties_paid=0.2,
+    )
     assert bare.total == pytest.approx(0.8)
-    wrong = score_episode(gold_answers=["person_3"], gold_evidence=GOLD, submitted="person_9", evidence=GOLD, critical_steps=1, max_steps=24)
+    wrong = score_episode(
+        gold_answers=["person_3"],
+        gold_evidence=GOLD,
+        submitted="person_9",
+        evidence=GOLD,
+        critical_steps=1,
+        max_steps=24,
+    )
     assert wrong.total == pytest.approx(0.3) and not wrong.correct
-    multi = score_episode(gold_answers=["person_3"], gold_evidence=GOLD, submitted=["person_3", "person_9"], evidence=GOLD)
+    multi = score_episode(
+        gold_answers=["person_3"], gold_evidence=GOLD, submitted=["person_3", "person_9"], evidence=GOLD
+    )
     assert multi.multiple_candidates and multi.total == pytest.approx(0.2)
-    none = score_episode(gold_answers=["person_3"], gold_evidence=GOLD, submitted=None, evidence=GOLD, penalties_paid=0.06)
+    none = score_episode(
+        gold_answers=["person_3"], gold_evidence=GOLD, submitted=None, evidence=GOLD, penalties_paid=0.06
+    )
     assert none.total == pytest.approx(-0.06) and none.evidence_f1 == 0.0
 
 
@@ -62,8 +96,24 @@ def test_correct_always_beats_wrong_over_a_grid():
     correct_min, wrong_max = np.inf, -np.inf
     for f1, steps, pen in itertools.product((0.0, 0.5, 1.0), (1, 12, 30), (0.0, 0.1, 0.2, 5.0)):
         ev = GOLD if f1 == 1.0 else GOLD[:1] if f1 == 0.5 else ()
-        c = score_episode(gold_answers=["person_3"], gold_evidence=GOLD, submitted="person_3", evidence=ev, critical_steps=steps, max_steps=24, penalties_paid=pen)
-        w = score_episode(gold_answers=["person_3"], gold_evidence=GOLD, submitted="nope", evidence=ev, critical_steps=steps, max_steps=24, penalties_paid=pen)
+        c = score_episode(
+            gold_answers=["person_3"],
+            gold_evidence=GOLD,
+            submitted="person_3",
+            evidence=ev,
+            critical_steps=steps,
+            max_steps=24,
+            penalties_paid=pen,
+        )
+        w = score_episode(
+            gold_answers=["person_3"],
+            gold_evidence=GOLD,
+            submitted="nope",
+            evidence=ev,
+            critical_steps=steps,
+            max_steps=24,
+            penalties_paid=pen,
+        )
         for b in (c, w):
             assert lo <= b.total <= hi
         correct_min, wrong_max = min(correct_min, c.total), max(wrong_max, w.total)
@@ -110,15 +160,32 @@ def _judged(submitted, gold, known=()):
 def test_labelled_answer_is_judged_without_the_prose_after_it():
     # correct answer (1.0) + full efficiency at 1 step (0.2), no evidence, no penalty
     assert _judged("Answer: person_12\nbecause the post says so", ["person_12"]) == (True, False, 1.2)
-    assert _judged("I looked it up.\nFinal answer = person_12\nperson_13 is a decoy", ["person_12"]) == (True, False, 1.2)
+    assert _judged("I looked it up.\nFinal answer = person_12\nperson_13 is a decoy", ["person_12"]) == (
+        True,
+        False,
+        1.2,
+    )
     assert _judged("answer:\n person_12\n", ["person_12"]) == (True, False, 1.2)
     assert _judged("Answer: person_12 person_13\nprose", ["person_12"]) == (False, True, -0.1)
     assert _judged("Answer:", ["person_12"]) == (False, False, 0.0)
 
 
-@pytest.mark.parametrize("listed", ["person_12, person_3", "person_12 person_3", "person_12\nperson_3", "person_12\tperson_3",
-                                    "person_12;person_3", "person_12 / person_3", "person_12 and person_3", "person_12 | person_3",
-                                    "person_12\n\nperson_3\n", ["person_12 person_3"], ["person_12", "person_3"]])
+@pytest.mark.parametrize(
+    "listed",
+    [
+        "person_12, person_3",
+        "person_12 person_3",
+        "person_12\nperson_3",
+        "person_12\tperson_3",
+        "person_12;person_3",
+        "person_12 / person_3",
+        "person_12 and person_3",
+        "person_12 | person_3",
+        "person_12\n\nperson_3\n",
+        ["person_12 person_3"],
+        ["person_12", "person_3"],
+    ],
+)
 def test_every_separator_makes_several_candidates(listed):
     assert _judged(listed, ["person_12"]) == (False, True, -0.1)
 
@@ -147,14 +214,25 @@ def test_kg_single_turn_answers_are_judged_by_the_same_rules():
     from osint_gym.single_turn import Context, score_completion
     from osint_gym.tasks import Task
 
-    task = Task("t", "Who directed Sleep, My Love?", ("Douglas Sirk",), (Edge("Sleep, My Love", "directed_by", "Douglas Sirk"),),
-                "kg", "easy")
-    ctx = Context("Sleep, My Love directed_by Douglas Sirk\nSleep, My Love release_year 1948",
-                  (Edge("Sleep, My Love", "directed_by", "Douglas Sirk"), Edge("Sleep, My Love", "release_year", "1948")),
-                  ("Douglas Sirk", "1948"), ("Sleep, My Love directed_by Douglas Sirk", "Sleep, My Love release_year 1948"))
+    task = Task(
+        "t",
+        "Who directed Sleep, My Love?",
+        ("Douglas Sirk",),
+        (Edge("Sleep, My Love", "directed_by", "Douglas Sirk"),),
+        "kg",
+        "easy",
+    )
+    ctx = Context(
+        "Sleep, My Love directed_by Douglas Sirk\nSleep, My Love release_year 1948",
+        (Edge("Sleep, My Love", "directed_by", "Douglas Sirk"), Edge("Sleep, My Love", "release_year", "1948")),
+        ("Douglas Sirk", "1948"),
+        ("Sleep, My Love directed_by Douglas Sirk", "Sleep, My Love release_year 1948"),
+    )
     wrong_entity = score_completion(task, "Answer: Sleep, My Love\nIt is the film itself.", ctx)
     assert (wrong_entity.correct, wrong_entity.multiple_candidates, round(wrong_entity.total, 6)) == (False, False, 0.0)
-    right = score_completion(task, "Sleep, My Love directed_by Douglas Sirk\nAnswer: Douglas Sirk\nHe directed it.", ctx)
+    right = score_completion(
+        task, "Sleep, My Love directed_by Douglas Sirk\nAnswer: Douglas Sirk\nHe directed it.", ctx
+    )
     assert (right.correct, right.multiple_candidates, round(right.total, 6)) == (True, False, 1.5)  # + evidence F1 1.0
     both = score_completion(task, "Douglas Sirk 1948", ctx)
     assert (both.correct, both.multiple_candidates, round(both.total, 6)) == (False, True, -0.1)

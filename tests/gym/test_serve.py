@@ -295,7 +295,9 @@ def test_killed_server_gives_every_client_a_clear_error_and_a_restart_serves_aga
     try:
         with OSINTClient(restarted.url) as client:
             local = OSINTEnv(benchmark="v0:test")
-            assert list(client.reset(seed=0, options={"task_index": 0})) == _wire(local.reset(seed=0, options={"task_index": 0}))
+            assert list(client.reset(seed=0, options={"task_index": 0})) == _wire(
+                local.reset(seed=0, options={"task_index": 0})
+            )
     finally:
         restarted.stop()
 
@@ -328,8 +330,12 @@ def test_protocol_sessions_on_a_world_config_and_settings_checks():
     from osint_gym.serve.protocol import ServeSettings, SessionManager
     from osint_gym.world import WorldConfig
 
-    cfg = WorldConfig.from_toml(str(Path(__file__).resolve().parents[2] / "configs" / "gym" / "world-hard.toml")).to_dict()
-    manager = SessionManager(ServeSettings(benchmark=None, world_config=cfg, seed=3, rate_per_session=2.0, max_sessions=1))
+    cfg = WorldConfig.from_toml(
+        str(Path(__file__).resolve().parents[2] / "configs" / "gym" / "world-hard.toml")
+    ).to_dict()
+    manager = SessionManager(
+        ServeSettings(benchmark=None, world_config=cfg, seed=3, rate_per_session=2.0, max_sessions=1)
+    )
     session = manager.open(0.0)
     reply, close = session.handle(json.dumps({"type": "reset", "data": {"seed": 1}}), 0.0)
     local = OSINTEnv(seed=3, world_config=cfg)

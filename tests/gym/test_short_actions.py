@@ -20,27 +20,44 @@ from osint_gym.tasks.verify import verified, verify_task
 FUZZ = settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
 
 
-@pytest.mark.parametrize(("text", "calls"), [
-    ("get_profile account_164", [Call("get_profile", {"handle_or_id": "account_164"})]),
-    ("get_profile person_7 person_43", [Call("get_profile", {"handle_or_id": "person_7"}),
-                                        Call("get_profile", {"handle_or_id": "person_43"})]),
-    ('search_people name="Olga Becker" organization=org_16',
-     [Call("search_people", {"name": "Olga Becker", "organization": "org_16"})]),
-    ('search_people name=" Olga Becker" organization= org_16 limit= 20',
-     [Call("search_people", {"name": "Olga Becker", "organization": "org_16", "limit": 20})]),
-    ("search_people name=Olga Becker", [Call("search_people", {"name": "Olga Becker"})]),
-    ("add_edge account_164 authored post_493", [Call("add_edge", {"src": "account_164", "rel": "authored", "dst": "post_493"})]),
-    ("add_edge src=a rel=knows dst=b", [Call("add_edge", {"src": "a", "rel": "knows", "dst": "b"})]),
-    ("answer person_103", [Call("answer", {"entity_id": "person_103"})]),
-    ("answer person_1 person_2", [Call("answer", {"entity_id": ["person_1", "person_2"]})]),
-    ("get_user_posts @vera limit=5", [Call("get_user_posts", {"account": "@vera", "limit": 5})]),
-    ("search_posts query=12", [Call("search_posts", {"query": "12"})]),  # a string parameter stays a string
-    ('get_profile {"handle_or_id": "x"}', [Call("get_profile", {"handle_or_id": "x"})]),
-    ('search_posts query="[1]"', [Call("search_posts", {"query": "[1]"})]),
-    ("get_profile person_1\n\n  add_edge a knows b\nanswer person_1",
-     [Call("get_profile", {"handle_or_id": "person_1"}), Call("add_edge", {"src": "a", "rel": "knows", "dst": "b"}),
-      Call("answer", {"entity_id": "person_1"})]),
-])
+@pytest.mark.parametrize(
+    ("text", "calls"),
+    [
+        ("get_profile account_164", [Call("get_profile", {"handle_or_id": "account_164"})]),
+        (
+            "get_profile person_7 person_43",
+            [Call("get_profile", {"handle_or_id": "person_7"}), Call("get_profile", {"handle_or_id": "person_43"})],
+        ),
+        (
+            'search_people name="Olga Becker" organization=org_16',
+            [Call("search_people", {"name": "Olga Becker", "organization": "org_16"})],
+        ),
+        (
+            'search_people name=" Olga Becker" organization= org_16 limit= 20',
+            [Call("search_people", {"name": "Olga Becker", "organization": "org_16", "limit": 20})],
+        ),
+        ("search_people name=Olga Becker", [Call("search_people", {"name": "Olga Becker"})]),
+        (
+            "add_edge account_164 authored post_493",
+            [Call("add_edge", {"src": "account_164", "rel": "authored", "dst": "post_493"})],
+        ),
+        ("add_edge src=a rel=knows dst=b", [Call("add_edge", {"src": "a", "rel": "knows", "dst": "b"})]),
+        ("answer person_103", [Call("answer", {"entity_id": "person_103"})]),
+        ("answer person_1 person_2", [Call("answer", {"entity_id": ["person_1", "person_2"]})]),
+        ("get_user_posts @vera limit=5", [Call("get_user_posts", {"account": "@vera", "limit": 5})]),
+        ("search_posts query=12", [Call("search_posts", {"query": "12"})]),  # a string parameter stays a string
+        ('get_profile {"handle_or_id": "x"}', [Call("get_profile", {"handle_or_id": "x"})]),
+        ('search_posts query="[1]"', [Call("search_posts", {"query": "[1]"})]),
+        (
+            "get_profile person_1\n\n  add_edge a knows b\nanswer person_1",
+            [
+                Call("get_profile", {"handle_or_id": "person_1"}),
+                Call("add_edge", {"src": "a", "rel": "knows", "dst": "b"}),
+                Call("answer", {"entity_id": "person_1"}),
+            ],
+        ),
+    ],
+)
 def test_short_actions_parse_to_these_calls(text, calls):
     parsed = parse_action(text)
     assert parsed.ok, parsed.error
@@ -73,12 +90,20 @@ def test_existing_shapes_parse_as_before(text, call):
 
 
 def test_short_action_writes_what_parse_action_reads():
-    calls = [("get_profile", {"handle_or_id": "person_7"}), ("get_profile", {"handle_or_id": "person_43"}),
-             ("search_people", {"name": "Olga Becker", "organization": "org_16", "limit": 20}),
-             ("add_edge", {"src": "account_164", "rel": "authored", "dst": "post_493"}), ("answer", {"entity_id": "person_103"})]
+    calls = [
+        ("get_profile", {"handle_or_id": "person_7"}),
+        ("get_profile", {"handle_or_id": "person_43"}),
+        ("search_people", {"name": "Olga Becker", "organization": "org_16", "limit": 20}),
+        ("add_edge", {"src": "account_164", "rel": "authored", "dst": "post_493"}),
+        ("answer", {"entity_id": "person_103"}),
+    ]
     text = short_action(calls)
-    assert text.split("\n") == ["get_profile person_7 person_43", 'search_people name=" Olga Becker" organization= org_16 limit= 20',
-                                "add_edge account_164 authored post_493", "answer person_103"]
+    assert text.split("\n") == [
+        "get_profile person_7 person_43",
+        'search_people name=" Olga Becker" organization= org_16 limit= 20',
+        "add_edge account_164 authored post_493",
+        "answer person_103",
+    ]
     assert [(c.name, c.args) for c in parse_action(text).calls] == calls
 
 
@@ -96,9 +121,14 @@ def test_a_bad_short_action_gets_the_same_error_observation_as_bad_json():
 def test_the_default_json_rendering_is_unchanged():
     env = OSINTEnv(seed=0)
     first, _ = env.reset(seed=3)
-    assert "\nInvestigate with tools and answer with one entity id. Budget: 24 steps, up to 4 tool calls per step.\nActions: " in first
+    assert (
+        "\nInvestigate with tools and answer with one entity id. "
+        "Budget: 24 steps, up to 4 tool calls per step.\nActions: " in first
+    )
     obs = env.step("get_profile person_1")[0]
-    assert obs.startswith('{"step":1,"steps_left":23,"results":[{"call":"get_profile","ok":true,"result":{"id":"person_1"')
+    assert obs.startswith(
+        '{"step":1,"steps_left":23,"results":[{"call":"get_profile","ok":true,"result":{"id":"person_1"'
+    )
     assert Budgets().to_dict() == {"max_steps": 24, "max_parallel_calls": 4, "max_observation_chars": 16384}
 
 
@@ -108,7 +138,10 @@ def test_the_compact_reset_observation_is_the_question_budgets_and_tools():
     question, budget, tools = first.split("\n")
     assert question == env.task.question
     assert budget == "steps 8, calls per step 4, answer with one id"
-    assert tools.startswith("tools search_posts(query limit) ") and "search_people(name organization location limit)" in tools
+    assert (
+        tools.startswith("tools search_posts(query limit) ")
+        and "search_people(name organization location limit)" in tools
+    )
     assert len(first) < len(OSINTEnv(seed=0, max_steps=8).reset(seed=3)[0]) - 50
     step = env.step("get_profile person_1")[0]
     assert step.startswith("step 1/8\nget_profile ok\nperson person_1 name=")

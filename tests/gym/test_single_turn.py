@@ -72,7 +72,9 @@ def test_the_context_facts_determine_exactly_the_gold(v0_test):
 
 def _answer_type_counts(world, task, ctx):
     shown = set(ctx.entities)
-    return Counter(n for e in ctx.edges for n in (e.head, e.tail) if n in shown and world.type_of(n) == task.answer_type)
+    return Counter(
+        n for e in ctx.edges for n in (e.head, e.tail) if n in shown and world.type_of(n) == task.answer_type
+    )
 
 
 def test_frequency_does_not_single_out_the_gold(v0_test):
@@ -81,7 +83,9 @@ def test_frequency_does_not_single_out_the_gold(v0_test):
     for task in tasks:
         counts = _answer_type_counts(world, task, build_context(world, task))
         balanced += len(set(counts.values())) == 1
-        strictly_most += sorted(counts.values())[-2:-1] < [counts[task.answer]] and counts[task.answer] == max(counts.values())
+        strictly_most += sorted(counts.values())[-2:-1] < [counts[task.answer]] and counts[task.answer] == max(
+            counts.values()
+        )
         only += len(counts) == 1
     # before decoys (measured): the gold was the strictly most frequent id of its type in 665 of 1,000 contexts,
     # the only one in 184, and all candidates were equally frequent in 218; now 0, 0 and 994
@@ -120,7 +124,9 @@ def test_parse_answer_reads_the_labelled_line_cites_lines_before_it_and_ignores_
     ctx = build_context(world, task)
     cited = ctx.lines[ctx.edges.index(canonical_edge(task.evidence[0]))]
     parsed = parse_answer(f"{cited}\nAnswer: {task.answer}\nthree word prose\n{ctx.lines[-1]}", ctx)
-    assert parsed.answer == task.answer and parsed.evidence == (canonical_edge(task.evidence[0]),) and parsed.error is None
+    assert (
+        parsed.answer == task.answer and parsed.evidence == (canonical_edge(task.evidence[0]),) and parsed.error is None
+    )
     bare = parse_answer(f"{cited}\n{task.answer}", ctx)  # the gold_completion format: the answer on the last line
     assert bare == parsed
     assert parse_answer(gold_completion(task, ctx, cite_evidence=True), ctx).answer == task.answer
@@ -134,4 +140,8 @@ def test_context_json_round_trip(world):
     for mode in ("triples", "records"):
         ctx = build_context(world, task, mode=mode)
         assert Context.from_json(ctx.to_json()) == ctx
-    assert answer_messages(task, ctx)[1]["content"] == answer_prompt(task, ctx) == f"Question: {task.question}\nContext:\n{ctx.text}"
+    assert (
+        answer_messages(task, ctx)[1]["content"]
+        == answer_prompt(task, ctx)
+        == f"Question: {task.question}\nContext:\n{ctx.text}"
+    )

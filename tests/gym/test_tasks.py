@@ -78,13 +78,18 @@ def test_sample_is_a_pure_function_of_seed_and_index(world):
     forward = [a.sample(i) for i in range(30)]
     backward = [b.sample(i) for i in reversed(range(30))][::-1]
     assert [t.to_dict() for t in forward] == [t.to_dict() for t in backward]
-    assert TaskSampler(world, seed=10).sample(0).question != forward[0].question or TaskSampler(world, seed=10).sample(1).question != forward[1].question
+    assert (
+        TaskSampler(world, seed=10).sample(0).question != forward[0].question
+        or TaskSampler(world, seed=10).sample(1).question != forward[1].question
+    )
 
 
 def test_task_sets_identical_across_hash_seeds():
-    code = ("import json; from osint_gym.tasks import TaskSampler; from osint_gym.world import generate_world, WorldConfig;"
-            "w = generate_world(WorldConfig(n_people=150), 3);"
-            "print(json.dumps([t.to_dict() for t in TaskSampler(w, 4).generate(40)], sort_keys=True))")
+    code = (
+        "import json; from osint_gym.tasks import TaskSampler; from osint_gym.world import generate_world, WorldConfig;"
+        "w = generate_world(WorldConfig(n_people=150), 3);"
+        "print(json.dumps([t.to_dict() for t in TaskSampler(w, 4).generate(40)], sort_keys=True))"
+    )
     outs = {subprocess.run([sys.executable, "-c", code], env=dict(os.environ, PYTHONHASHSEED=h), check=True,
                            capture_output=True, text=True).stdout for h in ("0", "99")}
     assert len(outs) == 1
@@ -129,19 +134,33 @@ def test_verify_flags_ambiguous_questions(world):
 
     query = Query(person, (Hop("knows", Direction.OUT),))
     friend = world.neighbors(person, "knows", "out")[0]
-    task = Task("t", f"Who does {world.surface(person)} know?", (friend,), (Edge(person, "knows", friend),), "custom", "easy", query)
+    task = Task(
+        "t",
+        f"Who does {world.surface(person)} know?",
+        (friend,),
+        (Edge(person, "knows", friend),),
+        "custom",
+        "easy",
+        query,
+    )
     assert verify_task(world, task).reason is FailureReason.AMBIGUOUS
 
 
 def test_verify_flags_tasks_the_oracle_cannot_solve(world):
     # an anonymous account: its owner is real, unique, but no tool reveals the link
-    anon = next(a for a in world.ids("account") if world.entity(a).get("listed") is False and world.neighbors(a, "alias_of", "out"))
+    anon = next(
+        a
+        for a in world.ids("account")
+        if world.entity(a).get("listed") is False and world.neighbors(a, "alias_of", "out")
+    )
     owner = world.neighbors(anon, "alias_of", "out")[0]
     from osint_gym.schema import Direction
     from osint_gym.tasks.query import Hop
 
     query = Query(anon, (Hop("alias_of", Direction.OUT),))
-    task = Task("t", f"Who operates {world.surface(anon)}?", (owner,), (Edge(anon, "alias_of", owner),), "custom", "easy", query)
+    task = Task(
+        "t", f"Who operates {world.surface(anon)}?", (owner,), (Edge(anon, "alias_of", owner),), "custom", "easy", query
+    )
     verdict = verify_task(world, task)
     assert verdict.reason is FailureReason.UNSOLVABLE
     assert verify_task(world, task, check_oracle=False).ok
@@ -155,7 +174,18 @@ def test_task_jsonl_round_trip(tmp_path, world):
     assert [t.to_dict() for t in back] == [t.to_dict() for t in tasks]
     assert all(verify_task(world, t).ok for t in back)
     rows = [json.loads(line) for line in path.read_text().splitlines()]
-    assert set(rows[0]) == {"task_id", "question", "answers", "evidence", "family", "difficulty", "answer_type", "query", "provenance", "stamp"}
+    assert set(rows[0]) == {
+        "task_id",
+        "question",
+        "answers",
+        "evidence",
+        "family",
+        "difficulty",
+        "answer_type",
+        "query",
+        "provenance",
+        "stamp",
+    }
     assert all(b.stamp == t.stamp and b.stamp is not None for b, t in zip(back, tasks))  # the proof survives the file
 
 
@@ -179,7 +209,10 @@ def test_benchmark_splits_are_on_disjoint_worlds_and_sized():
     assert len(test) == 1000 and len({t.question for t in test}) == 1000
     hard = benchmark_tasks("v0:test", difficulty="hard")
     assert hard and all(t.difficulty == "hard" for t in hard)
-    assert benchmark_tasks("v0:test", family="deanonymization", limit=3) == [t for t in test if t.family == "deanonymization"][:3]
+    assert (
+        benchmark_tasks("v0:test", family="deanonymization", limit=3)
+        == [t for t in test if t.family == "deanonymization"][:3]
+    )
     for bad in ("v9:test", "v0:nope", "test"):
         with pytest.raises(ConfigError, match="unknown"):
             parse_ref(bad)

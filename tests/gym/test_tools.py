@@ -44,13 +44,19 @@ def test_hidden_attributes_never_leave_the_world(world):
         for key in HIDDEN_KEYS:
             assert f'"{key}"' not in text
     # an anonymous account's owner is not named by its own page
-    anon = next(a for a in world.ids("account") if world.entity(a).get("listed") is False and world.neighbors(a, "alias_of", "out"))
+    anon = next(
+        a
+        for a in world.ids("account")
+        if world.entity(a).get("listed") is False and world.neighbors(a, "alias_of", "out")
+    )
     owner = world.neighbors(anon, "alias_of", "out")[0]
     assert owner not in json.dumps(call(world, Notes(), "get_profile", handle_or_id=anon))
 
 
 def test_account_profile_can_be_stale(world):
-    stale = next(a for a in world.ids("account") if world.entity(a).get("stale") and world.neighbors(a, "alias_of", "out"))
+    stale = next(
+        a for a in world.ids("account") if world.entity(a).get("stale") and world.neighbors(a, "alias_of", "out")
+    )
     owner = world.neighbors(stale, "alias_of", "out")[0]
     true_city = world.label(world.neighbors(owner, "lives_in", "out")[0])
     shown = call(world, Notes(), "get_profile", handle_or_id=stale)["location"]

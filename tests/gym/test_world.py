@@ -21,11 +21,16 @@ def test_same_seed_gives_identical_world_and_other_seed_differs():
 
 
 def test_world_is_byte_identical_across_hash_seeds():
-    code = "from osint_gym.world import generate_world, WorldConfig; print(generate_world(WorldConfig(n_people=150), 7).fingerprint())"
+    code = (
+        "from osint_gym.world import generate_world, WorldConfig; "
+        "print(generate_world(WorldConfig(n_people=150), 7).fingerprint())"
+    )
     prints = set()
     for hash_seed in ("0", "1", "12345"):
         env = dict(os.environ, PYTHONHASHSEED=hash_seed)
-        prints.add(subprocess.run([sys.executable, "-c", code], env=env, check=True, capture_output=True, text=True).stdout)
+        prints.add(
+            subprocess.run([sys.executable, "-c", code], env=env, check=True, capture_output=True, text=True).stdout
+        )
     assert len(prints) == 1
 
 
@@ -51,7 +56,9 @@ def test_every_person_has_an_account_and_alias_density_holds():
 
 
 def test_adversarial_knobs_change_the_world():
-    noisy = generate_world(WorldConfig(n_people=300, decoy_rate=0.2, stale_profile_rate=0.5, name_collision_rate=0.3), seed=2)
+    noisy = generate_world(
+        WorldConfig(n_people=300, decoy_rate=0.2, stale_profile_rate=0.5, name_collision_rate=0.3), seed=2
+    )
     clean = generate_world(WorldConfig.clean(n_people=300), seed=2)
     decoys = [a for a in noisy.ids("account") if noisy.entity(a).get("decoy")]
     assert len(decoys) == 60

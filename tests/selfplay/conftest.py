@@ -23,13 +23,28 @@ def tiny_path():
 def micro_overrides(out_dir, **extra):
     """A self-play run small enough for a test: seconds per phase."""
     base = {
-        "output_dir": f"'{out_dir}'", "rounds": 1, "train_worlds": 4, "model.generator": f"'{TINY}'", "model.answerer": f"'{TINY}'",
-        "warm_start.answerer_examples": 64, "warm_start.generator_examples": 32, "warm_start.batch_size": 16,
-        "generator.prompts_per_round": 8, "generator.sample_tasks": 16, "generator.solver_samples": 2,
-        "answerer.tasks_per_round": 16, "grpo_generator.max_steps": 1, "grpo_generator.per_device_train_batch_size": 8,
-        "grpo_generator.num_generations": 4, "grpo_generator.max_completion_length": 24,
-        "grpo_answerer.max_steps": 1, "grpo_answerer.per_device_train_batch_size": 8, "grpo_answerer.num_generations": 4,
-        "grpo_answerer.max_completion_length": 12, "eval.limit": 12, "eval.batch_size": 16,
+        "output_dir": f"'{out_dir}'",
+        "rounds": 1,
+        "train_worlds": 4,
+        "model.generator": f"'{TINY}'",
+        "model.answerer": f"'{TINY}'",
+        "warm_start.answerer_examples": 64,
+        "warm_start.generator_examples": 32,
+        "warm_start.batch_size": 16,
+        "generator.prompts_per_round": 8,
+        "generator.sample_tasks": 16,
+        "generator.solver_samples": 2,
+        "answerer.tasks_per_round": 16,
+        "grpo_generator.max_steps": 1,
+        "grpo_generator.per_device_train_batch_size": 8,
+        "grpo_generator.num_generations": 4,
+        "grpo_generator.max_completion_length": 24,
+        "grpo_answerer.max_steps": 1,
+        "grpo_answerer.per_device_train_batch_size": 8,
+        "grpo_answerer.num_generations": 4,
+        "grpo_answerer.max_completion_length": 12,
+        "eval.limit": 12,
+        "eval.batch_size": 16,
     }
     base.update({k: v for k, v in extra.items()})
     return [f"{k}={v}" for k, v in base.items()]
@@ -72,11 +87,15 @@ def artifact_digests(root):
         if p.suffix == ".json":
             blob = json.dumps(drop(json.loads(p.read_text())), sort_keys=True, default=str)
         elif p.suffix == ".jsonl":
-            blob = "\n".join(json.dumps(drop(json.loads(line)), sort_keys=True) for line in p.read_text().splitlines() if line)
+            blob = "\n".join(
+                json.dumps(drop(json.loads(line)), sort_keys=True) for line in p.read_text().splitlines() if line
+            )
         elif p.suffix == ".md":
             blob = timing_line.sub("", p.read_text())
         else:
-            out[str(p.relative_to(root))] = hashlib.sha256(p.read_bytes().replace(str(root).encode(), b"<root>")).hexdigest()
+            out[str(p.relative_to(root))] = hashlib.sha256(
+                p.read_bytes().replace(str(root).encode(), b"<root>")
+            ).hexdigest()
             continue
         out[str(p.relative_to(root))] = hashlib.sha256(blob.replace(str(root), "<root>").encode()).hexdigest()
     return out
@@ -86,5 +105,7 @@ def first_difference(a, b, root_a):
     """The artifacts whose digests differ between two runs, in the order run ``root_a`` wrote them."""
     from pathlib import Path
 
-    order = sorted(set(a) | set(b), key=lambda k: (Path(root_a) / k).stat().st_mtime if (Path(root_a) / k).exists() else 0)
+    order = sorted(
+        set(a) | set(b), key=lambda k: (Path(root_a) / k).stat().st_mtime if (Path(root_a) / k).exists() else 0
+    )
     return [k for k in order if a.get(k) != b.get(k)]

@@ -101,7 +101,10 @@ def test_generate_refuses_an_existing_out_file(tmp_path, capsys):
     out = tmp_path / "tasks.jsonl"
     out.write_text("keep me\n")
     assert main(["generate", "--model", "tiny:64x2", "--out", str(out), "--n", "2"]) == 2
-    assert capsys.readouterr().err.strip() == f"osint-selfplay: error: --out {str(out)!r} exists; pass --overwrite to replace it"
+    assert (
+        capsys.readouterr().err.strip()
+        == f"osint-selfplay: error: --out {str(out)!r} exists; pass --overwrite to replace it"
+    )
     assert main(["generate", "--model", "tiny:64x2", "--out", str(tmp_path), "--n", "2"]) == 2
     assert "is a folder; name a .jsonl file" in capsys.readouterr().err
     assert out.read_text() == "keep me\n"
@@ -118,8 +121,13 @@ def test_generate_offers_filtered_paths_in_choose_mode_only(tmp_path, capsys, mo
         "osint-selfplay: error: filtered offers need choose mode (a proposal in 'fixed' mode cannot state filters)")
     assert not out.exists()
     seen = []
-    monkeypatch.setattr(phases, "sample_completions", lambda model, prompts, **kw: seen.extend(prompts) or ["P: 1"] * len(prompts))
-    assert main(["generate", "--model", "tiny:64x2", "--out", str(out), "--n", "6", "--mode", "choose", "--offer-filters"]) == 0
+    monkeypatch.setattr(
+        phases, "sample_completions", lambda model, prompts, **kw: seen.extend(prompts) or ["P: 1"] * len(prompts)
+    )
+    assert (
+        main(["generate", "--model", "tiny:64x2", "--out", str(out), "--n", "6", "--mode", "choose", "--offer-filters"])
+        == 0
+    )
     assert "valid: 6/6" in capsys.readouterr().out
     assert any("[" in p[1]["content"] for p in seen)  # a filtered path shows its filters to the generator
     from osint_gym.tasks import Task
@@ -144,7 +152,9 @@ def test_ctrl_c_prints_one_line_with_the_resume_command(tmp_path, tiny_path):
     assert proc.returncode == 130, stderr[-2000:]
     assert "Traceback" not in stderr
     last = stderr.strip().splitlines()[-1]
-    assert last.startswith(f"osint-selfplay: interrupted. Finished phases are kept in {out}; continue with: osint-selfplay train")
+    assert last.startswith(
+        f"osint-selfplay: interrupted. Finished phases are kept in {out}; continue with: osint-selfplay train"
+    )
     assert last.endswith(" --resume") and "--dry-run" in last
     # the printed command resumes the run
     resume = shlex.split(last.split("continue with: osint-selfplay ", 1)[1])

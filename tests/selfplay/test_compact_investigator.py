@@ -97,8 +97,10 @@ def test_rename_made_up_words_is_seeded_and_avoids_words_already_present():
 
     from osint_gym.world.names import rename_made_up_words, two_syllable_words
 
-    texts = ["Who attended Palzel Media Forum 2022 at Zelbor Studio?",
-             'event event_0 name=" Palzel Media Forum 2022"\norganization org_4 name=" Zelbor Studio" Malmo Selin Ralven']
+    texts = [
+        "Who attended Palzel Media Forum 2022 at Zelbor Studio?",
+        'event event_0 name=" Palzel Media Forum 2022"\norganization org_4 name=" Zelbor Studio" Malmo Selin Ralven',
+    ]
     out = rename_made_up_words(texts, random.Random(3))
     assert out == rename_made_up_words(texts, random.Random(3)) != rename_made_up_words(texts, random.Random(4))
     before, after = (re.findall(r"[A-Za-z]+", "\n".join(t)) for t in (texts, out))
@@ -130,10 +132,22 @@ def test_round_rows_are_verified_under_the_compact_budget(tmp_path):
 def test_a_bare_prompt_is_the_question_alone_in_demonstrations_and_round_rows(tmp_path):
     from osint_gym.tasks import Task
 
-    cfg = load_config(None, micro_overrides(tmp_path, **{
-        "answerer.mode": "'multi_turn'", "answerer.max_observation_chars": 1200, "answerer.observation_format": "'compact'",
-        "answerer.action_format": "'short'", "answerer.describe_tools": "false", "answerer.tasks_per_round": 6,
-        "answerer.generated_share": 0.0, "warm_start.answerer_examples": 8}))
+    cfg = load_config(
+        None,
+        micro_overrides(
+            tmp_path,
+            **{
+                "answerer.mode": "'multi_turn'",
+                "answerer.max_observation_chars": 1200,
+                "answerer.observation_format": "'compact'",
+                "answerer.action_format": "'short'",
+                "answerer.describe_tools": "false",
+                "answerer.tasks_per_round": 6,
+                "answerer.generated_share": 0.0,
+                "warm_start.answerer_examples": 8,
+            },
+        ),
+    )
     pool = WorldPool(cfg.train_worlds, cfg.seed)
     demos, counts = data.sft_multi_turn_rows(pool, cfg)
     rows, _ = data.mix_answerer_rows(pool, cfg, [], 0)
@@ -170,11 +184,15 @@ def test_the_main_jobs_shape_runs_end_to_end_then_its_controls(tmp_path, monkeyp
     # generated tasks reach the answerer (osint-gym still resolves, phrases and verifies each one)
     monkeypatch.setattr(phases, "sample_completions", lambda model, prompts, **kw: ["P: 1"] * len(prompts))
     first = SelfPlayRun(cfg).run().to_dict()
-    assert "control" not in first and "uniform_control" not in first and "control" not in first["evaluation"]["headline"]
+    assert (
+        "control" not in first and "uniform_control" not in first and "control" not in first["evaluation"]["headline"]
+    )
     report_before = json.loads((tmp_path / "run" / "eval" / "report.json").read_text())
     from osint_selfplay.report import format_summary
 
-    assert f"equal-compute control: not in this job; `osint-selfplay controls {tmp_path / 'run'}`" in format_summary(first)
+    assert f"equal-compute control: not in this job; `osint-selfplay controls {tmp_path / 'run'}`" in format_summary(
+        first
+    )
     saved = tmp_path / "run" / "warm_start" / "shared" / "decay_start.pt"
     saved.rename(tmp_path / "aside.pt")  # without the warm start's decay state the control cannot resume it: one line
     capsys.readouterr()
@@ -187,7 +205,9 @@ def test_the_main_jobs_shape_runs_end_to_end_then_its_controls(tmp_path, monkeyp
     summary = json.loads((tmp_path / "run" / "summary.json").read_text())
     ws, control = summary["warm_start"], summary["control"]
     counts = ws["demonstration_counts"]
-    assert counts["episodes"] == 24 and counts["unseen_ids"] == 0 and counts["incorrect"] <= 2  # a 6-step budget cuts a rare one
+    assert (
+        counts["episodes"] == 24 and counts["unseen_ids"] == 0 and counts["incorrect"] <= 2
+    )  # a 6-step budget cuts a rare one
     assert ws["examples"] == 24 - counts["incorrect"] + cfg.warm_start.generator_examples
     assert ws["packed_rows"] > 0 and ws["steps"] > 0 and ws["stopped_by"] == "epochs"
     rounds_seconds = sum(p["wall_seconds"] for p in summary["rounds"][0].values() if isinstance(p, dict))
@@ -203,24 +223,40 @@ def test_the_main_jobs_shape_runs_end_to_end_then_its_controls(tmp_path, monkeyp
     uniform, mix = summary["uniform_control"], summary["rounds"][0]["answerer"]["mix"]
     assert uniform["model"].endswith("round_000/answerer_uniform/final_model") and uniform["round"] == 0
     assert uniform["start_model"] == summary["rounds"][0]["answerer"]["start_model"]  # the same starting point
-    assert uniform["mix"]["generated"] == 0 and uniform["mix"]["seed"] == 8 and uniform["mix"]["top_up"] == mix["wanted_generated"]
+    assert (
+        uniform["mix"]["generated"] == 0
+        and uniform["mix"]["seed"] == 8
+        and uniform["mix"]["top_up"] == mix["wanted_generated"]
+    )
     assert uniform["steps"] == summary["rounds"][0]["answerer"]["steps"]
-    assert {"untrained", "warm_start", "final", "control", "uniform_control", "oracle", "naive-search"} <= set(ev["headline"])
+    assert {"untrained", "warm_start", "final", "control", "uniform_control", "oracle", "naive-search"} <= set(
+        ev["headline"]
+    )
     assert {"final vs control", "final vs warm_start", "control vs warm_start", "final vs uniform_control",
             "uniform_control vs warm_start"} <= set(ev["comparisons"])
     report = json.loads((tmp_path / "run" / "eval" / "report.json").read_text())
     for name in report_before["models"]:  # the models evaluated by the job were not run again
         assert report["episodes"][name] == report_before["episodes"][name]
     assert report["tasks"]["fingerprint"] == report_before["tasks"]["fingerprint"]
-    assert [e["task_id"] for e in report["episodes"]["uniform_control"]] == [e["task_id"] for e in report["episodes"]["final"]]
-    assert set(ev["by_difficulty"]["final"]) <= {"easy", "medium", "hard"} and ev["easy_medium"]["difficulties"] == ["easy", "medium"]
+    assert [e["task_id"] for e in report["episodes"]["uniform_control"]] == [
+        e["task_id"] for e in report["episodes"]["final"]
+    ]
+    assert set(ev["by_difficulty"]["final"]) <= {"easy", "medium", "hard"} and ev["easy_medium"]["difficulties"] == [
+        "easy",
+        "medium",
+    ]
     assert all(h["success"]["n"] == 6 for h in ev["headline"].values())
     rnd = summary["rounds"][0]
     sampled, mix = rnd["sampled"], rnd["answerer"]["mix"]
     assert sampled["proposals"] == 16 and sampled["solve_rate_samples"] == 2
     assert sum(sampled["reasons"].values()) == 16 and sampled["reasons"].get("ok", 0) == sampled["valid"]
-    tasks = [json.loads(line) for line in (tmp_path / "run" / "round_000" / "sampled" / "tasks.jsonl").read_text().splitlines()]
-    assert len(tasks) == sampled["valid"] and all(json.loads(t["provenance"])["solve_rate"] in (0.0, 0.5, 1.0) for t in tasks)
+    tasks = [
+        json.loads(line)
+        for line in (tmp_path / "run" / "round_000" / "sampled" / "tasks.jsonl").read_text().splitlines()
+    ]
+    assert len(tasks) == sampled["valid"] and all(
+        json.loads(t["provenance"])["solve_rate"] in (0.0, 0.5, 1.0) for t in tasks
+    )
     assert mix["valid_generated"] == sampled["valid"] and mix["outside_frontier"] == 0 and mix["frontier"] == [0.0, 1.0]
     assert sampled["valid"] >= 4 and mix["generated"] == 4 and mix["generated"] + mix["seed"] == 8
     dyn = mix["dynamic_sampling"]  # the current answerer played 2 candidates per seed task, 2 samples each
@@ -234,8 +270,15 @@ def test_the_main_jobs_shape_runs_end_to_end_then_its_controls(tmp_path, monkeyp
     assert sum(z["groups"] for z in zero.values()) >= 1 and set(zero) <= {"generated", "seed"}
     text = format_summary(summary)
     assert "equal-compute control: " in text and "not in this job" not in text and "final vs control: success" in text
-    assert f"from the warm start's step {ws['decay_start']['step']} (" in text and "its schedule stretched by the rounds'" in text
-    assert "uniform-task control: round 0's answerer phase again" in text and "final vs uniform_control: success" in text
+    assert (
+        f"from the warm start's step {ws['decay_start']['step']} (" in text
+        and "its schedule stretched by the rounds'" in text
+    )
+    assert (
+        "uniform-task control: round 0's answerer phase again" in text and "final vs uniform_control: success" in text
+    )
     assert "strongest scripted baseline" in text
     assert "dynamic sampling of seed tasks: 8 candidates played" in text
-    assert "zero-variance answerer groups:" in text and "frontier band [0.0, 1.0]" in text and "(2 samples each)" in text
+    assert (
+        "zero-variance answerer groups:" in text and "frontier band [0.0, 1.0]" in text and "(2 samples each)" in text
+    )

@@ -75,7 +75,10 @@ def test_set_overrides_parse_toml_values_and_bare_strings():
         (["generator=3"], r"\[generator\] must be a table"),
         (["noequals"], "--set expects key=value"),
         (["answerer.generated_share=2"], r"generated_share must be in \[0, 1\]"),
-        (["warm_start.control=true"], "warm_start.control continues a packed warm start: set warm_start.packing = true"),
+        (
+            ["warm_start.control=true"],
+            "warm_start.control continues a packed warm start: set warm_start.packing = true",
+        ),
         (["warm_start.max_seconds=-1"], "warm_start.max_seconds must be a number >= 0"),
         (["warm_start.max_steps=-5"], "warm_start.max_steps must be a number >= 0"),
         (["warm_start.autocast='fp8'"], "warm_start.autocast must be one of 'none', 'bfloat16'; got 'fp8'"),
@@ -131,8 +134,11 @@ def test_loading_a_config_does_not_import_trl():
     import subprocess
     import sys
 
-    code = ("import sys; from osint_selfplay.config import load_config; "
-            "load_config(None, ['grpo_answerer.bf16=true']); print(sorted(m for m in ('trl', 'torch', 'transformers') if m in sys.modules))")
+    code = (
+        "import sys; from osint_selfplay.config import load_config; "
+        "load_config(None, ['grpo_answerer.bf16=true']); "
+        "print(sorted(m for m in ('trl', 'torch', 'transformers') if m in sys.modules))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True).stdout
     assert out.strip() == "[]"
 
@@ -140,10 +146,16 @@ def test_loading_a_config_does_not_import_trl():
 def test_any_grpoconfig_field_is_accepted_and_reaches_trl(tmp_path):
     from osint_selfplay.trl_compat import check_run, grpo_config
 
-    cfg = load_config(str(CONFIGS / "tiny-cpu.toml"), [
-        f"output_dir='{tmp_path}'", "grpo_answerer.bf16=true", "grpo_answerer.weight_decay=0.1", "grpo_answerer.mask_truncated_completions=true",
-        "report_to='none'",
-    ])
+    cfg = load_config(
+        str(CONFIGS / "tiny-cpu.toml"),
+        [
+            f"output_dir='{tmp_path}'",
+            "grpo_answerer.bf16=true",
+            "grpo_answerer.weight_decay=0.1",
+            "grpo_answerer.mask_truncated_completions=true",
+            "report_to='none'",
+        ],
+    )
     check_run(cfg)
     args = grpo_config(cfg.grpo_answerer, cfg, str(tmp_path / "trainer"), 5, "grpo_answerer")
     assert (args.bf16, args.weight_decay, args.mask_truncated_completions, args.seed) == (True, 0.1, True, 5)
@@ -161,10 +173,16 @@ def test_report_to_accepts_what_trl_accepts(tmp_path, report_to):
 @pytest.mark.parametrize(
     ("overrides", "message"),
     [
-        (["grpo_answerer.learning_rte=1"],
-         r"unknown \[grpo_answerer\] key 'learning_rte'; did you mean 'learning_rate'\? \(keys are TRL GRPOConfig fields\)"),
+        (
+            ["grpo_answerer.learning_rte=1"],
+            r"unknown \[grpo_answerer\] key 'learning_rte'; did you mean 'learning_rate'\? "
+            r"\(keys are TRL GRPOConfig fields\)",
+        ),
         (["grpo_generator.bf16='yes'"], r"grpo_generator.bf16 must be bool \| None; got str 'yes'"),
-        (["grpo_answerer.generation_batch_size=12"], r"\[grpo_answerer\]: TRL rejects these settings: .*generation_batch_size"),
+        (
+            ["grpo_answerer.generation_batch_size=12"],
+            r"\[grpo_answerer\]: TRL rejects these settings: .*generation_batch_size",
+        ),
     ],
 )
 def test_grpo_tables_are_checked_against_grpoconfig(tmp_path, overrides, message):

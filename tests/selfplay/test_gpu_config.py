@@ -22,7 +22,8 @@ def test_gpu_config_trains_the_multi_turn_answerer_with_vllm(tmp_path):
     assert args.vllm_gpu_memory_utilization == cfg.vllm_gpu_memory_utilization == 0.3
     assert args.max_completion_length == phase.to_dict()["max_completion_length"]
     assert args.vllm_max_model_length == phase.to_dict()["vllm_max_model_length"]
-    # the vLLM context holds the prompt and the whole trajectory, whose budget holds every observation (~4 chars a token)
+    # the vLLM context holds the prompt and the whole trajectory, whose budget holds every observation
+    # (~4 chars a token)
     assert args.vllm_max_model_length > args.max_completion_length >= a.max_turns * a.max_observation_chars // 4
     assert args.num_generations == 8 and args.learning_rate == 1e-5
     gen = trl_compat.grpo_config(cfg.grpo_generator, cfg, str(tmp_path / "trainer"), cfg.seed, "grpo_generator")
@@ -42,4 +43,7 @@ def test_gpu_config_answerer_rows_are_episode_openings(tmp_path):
     for row in rows:
         system, user = row["prompt"]
         assert system["role"] == "system" and user["role"] == "user"
-        assert f"Budget: {cfg.answerer.max_turns} steps, up to {cfg.answerer.max_parallel_calls} tool calls" in user["content"]
+        assert (
+            f"Budget: {cfg.answerer.max_turns} steps, up to {cfg.answerer.max_parallel_calls} tool calls"
+            in user["content"]
+        )

@@ -46,5 +46,8 @@ def test_multi_turn_prompts_show_nothing_of_the_answer():
         world = pool.world(row["world_seed"])
         text = json.dumps(row["prompt"])
         for secret in _secrets(task):
-            assert not names_entity(world, " ".join(m["content"] for m in row["prompt"]), secret), (task.task_id, secret)
+            assert not names_entity(world, " ".join(m["content"] for m in row["prompt"]), secret), (
+                task.task_id,
+                secret,
+            )
             assert f'"{secret}"' not in text

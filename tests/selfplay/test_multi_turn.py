@@ -45,9 +45,14 @@ def _trainer(model, rows, rollout, cfg, tmp_path):
     from transformers import AutoTokenizer
     from trl import GRPOTrainer
 
-    return GRPOTrainer(model=model, reward_funcs=[EpisodeReward(cfg.parl, cfg.grpo_answerer.num_generations)], args=phases.grpo_args(cfg.grpo_answerer, cfg, tmp_path, 0),
-                       train_dataset=Dataset.from_list(rows), processing_class=AutoTokenizer.from_pretrained(model, padding_side="left"),
-                       rollout_func=rollout)
+    return GRPOTrainer(
+        model=model,
+        reward_funcs=[EpisodeReward(cfg.parl, cfg.grpo_answerer.num_generations)],
+        args=phases.grpo_args(cfg.grpo_answerer, cfg, tmp_path, 0),
+        train_dataset=Dataset.from_list(rows),
+        processing_class=AutoTokenizer.from_pretrained(model, padding_side="left"),
+        rollout_func=rollout,
+    )
 
 
 def _setup(tmp_path, model, decoding="generate", **extra):
@@ -135,13 +140,26 @@ def test_a_budget_cut_scores_as_unanswered(tmp_path, tiny_path):
 @pytest.mark.slow
 @ON_ONE_WORKER
 def test_multi_turn_grpo_phase_changes_parameters(tmp_path, oracle_tuned):
-    cfg = _cfg(tmp_path, **{"grpo_answerer.max_steps": 2, "grpo_answerer.learning_rate": 5e-3, "grpo_answerer.temperature": 1.3})
+    cfg = _cfg(
+        tmp_path,
+        **{"grpo_answerer.max_steps": 2, "grpo_answerer.learning_rate": 5e-3, "grpo_answerer.temperature": 1.3},
+    )
     pool = WorldPool(cfg.train_worlds, cfg.seed)
     rows, _ = data.mix_answerer_rows(pool, cfg, [], 0)
     a = cfg.answerer
     rollout = MultiTurnRollout(pool, rows, spec=a.episode_spec(), decoding="prefix")
-    m = phases.run_grpo(oracle_tuned, rows, EpisodeReward(cfg.parl, cfg.grpo_answerer.num_generations), cfg.grpo_answerer, cfg, tmp_path / "p", "answerer", TINY, 0,
-                        rollout_func=rollout)
+    m = phases.run_grpo(
+        oracle_tuned,
+        rows,
+        EpisodeReward(cfg.parl, cfg.grpo_answerer.num_generations),
+        cfg.grpo_answerer,
+        cfg,
+        tmp_path / "p",
+        "answerer",
+        TINY,
+        0,
+        rollout_func=rollout,
+    )
     assert m["health"]["parameters_changed"] > 0, m
     assert len(rollout.stats) == 2 * 4
 
@@ -217,9 +235,20 @@ def _one_trl_tool_step(tmp_path, tiny_path, factory):
     tok.save_pretrained(tmp_path / "model")
     AutoModelForCausalLM.from_pretrained(tiny_path).save_pretrained(tmp_path / "model")
     rows = task_rows(benchmark_tasks("v0:train", difficulty="easy", limit=4), split="v0:train")
-    args = GRPOConfig(output_dir=str(tmp_path / "out"), max_steps=1, per_device_train_batch_size=4, num_generations=4,
-                      max_completion_length=64, use_cpu=True, bf16=False, gradient_checkpointing=False, report_to="none",
-                      logging_steps=1, save_strategy="no", learning_rate=1e-3)
+    args = GRPOConfig(
+        output_dir=str(tmp_path / "out"),
+        max_steps=1,
+        per_device_train_batch_size=4,
+        num_generations=4,
+        max_completion_length=64,
+        use_cpu=True,
+        bf16=False,
+        gradient_checkpointing=False,
+        report_to="none",
+        logging_steps=1,
+        save_strategy="no",
+        learning_rate=1e-3,
+    )
     trainer = GRPOTrainer(model=str(tmp_path / "model"), args=args, train_dataset=Dataset.from_list(rows),
                           processing_class=tok, environment_factory=factory)
     trainer.train()
@@ -233,7 +262,11 @@ def test_environment_factory_adapter_runs_one_trl_step(tmp_path, tiny_path):
 
     trainer = _one_trl_tool_step(tmp_path, tiny_path, OSINTToolEnv)
     assert any("rewards/OSINTToolEnv/mean" in entry for entry in trainer.state.log_history)
-    tools = {t["function"]["name"] for t in trainer.tools} if trainer.tools and isinstance(trainer.tools[0], dict) else set()
+    tools = (
+        {t["function"]["name"] for t in trainer.tools}
+        if trainer.tools and isinstance(trainer.tools[0], dict)
+        else set()
+    )
     assert tools == set() or {"get_profile", "answer", "search_people"} <= tools
 
 
@@ -245,7 +278,9 @@ def test_trl_trains_against_an_osint_v0_server(tmp_path, tiny_path):
 
     with ServerProcess(["--benchmark", "v0:train"]) as server:
         trainer = _one_trl_tool_step(tmp_path, tiny_path, lambda: RemoteToolEnv(server.url))
-        rewards = [e["rewards/RemoteToolEnv/mean"] for e in trainer.state.log_history if "rewards/RemoteToolEnv/mean" in e]
+        rewards = [
+            e["rewards/RemoteToolEnv/mean"] for e in trainer.state.log_history if "rewards/RemoteToolEnv/mean" in e
+        ]
         assert rewards and -0.3 <= rewards[0] <= 1.5  # the env's reward range, computed on the server
         assert server.health()["internal_errors"] == 0
 
@@ -254,7 +289,9 @@ def test_adapter_forwards_tool_calls_and_scores_like_the_env():
     from osint_gym.benchmark import benchmark_tasks
     from osint_gym.trl_env import OSINTToolEnv, task_rows
 
-    row = task_rows(benchmark_tasks("v0:train", difficulty="easy", family="identity_resolution", limit=1), split="v0:train")[0]
+    row = task_rows(
+        benchmark_tasks("v0:train", difficulty="easy", family="identity_resolution", limit=1), split="v0:train"
+    )[0]
     env = OSINTToolEnv()
     obs = env.reset(**row)
     assert "Investigate with tools" in obs and env.get_reward() == pytest.approx(0.0)

@@ -42,8 +42,14 @@ class ScriptedTrainer:
 @pytest.fixture(scope="module")
 def episode(tmp_path_factory):
     """A multi-turn row, its rollout, and the oracle's episode on it (the scripted model's turns)."""
-    overrides = {"answerer.mode": "'multi_turn'", "answerer.max_turns": 6, "answerer.max_observation_chars": 900,
-                 "answerer.tasks_per_round": 4, "answerer.generated_share": 0.0, "answerer.seed_difficulties": "['medium']"}
+    overrides = {
+        "answerer.mode": "'multi_turn'",
+        "answerer.max_turns": 6,
+        "answerer.max_observation_chars": 900,
+        "answerer.tasks_per_round": 4,
+        "answerer.generated_share": 0.0,
+        "answerer.seed_difficulties": "['medium']",
+    }
     cfg = load_config(None, micro_overrides(tmp_path_factory.mktemp("native"), **overrides))
     pool = WorldPool(cfg.train_worlds, cfg.seed)
     rows, _ = data.mix_answerer_rows(pool, cfg, [], 0)
@@ -80,7 +86,10 @@ def _expected(record, native):
         return messages, [t.action for t in record.turns]
     messages = [{"role": "system", "content": chat.NATIVE_SYSTEM_PROMPT}, {"role": "user", "content": first}]
     for k, turn in enumerate(record.turns):
-        calls = [{"type": "function", "function": {"name": c.name, "arguments": c.args}} for c in parse_action(turn.action).calls]
+        calls = [
+            {"type": "function", "function": {"name": c.name, "arguments": c.args}}
+            for c in parse_action(turn.action).calls
+        ]
         messages.append({"role": "assistant", "content": "", "tool_calls": calls})
         if k + 1 < len(record.turns):
             messages.append({"role": "tool", "content": turn.observation})
@@ -114,8 +123,10 @@ def test_env_mask_separates_model_turns_from_template_glue_and_tool_messages(epi
         assert model == [t + eos for t in turns]  # exactly the model's turns are trained
         observations = [t.observation for t in record.turns[:-1]]
         if native:  # exactly the template's glue and the env's observations as tool messages
-            assert env == [f"\n<|im_start|>user\n<tool_response>\n{o}\n</tool_response><|im_end|>\n<|im_start|>assistant\n"
-                           for o in observations]
+            assert env == [
+                f"\n<|im_start|>user\n<tool_response>\n{o}\n</tool_response><|im_end|>\n<|im_start|>assistant\n"
+                for o in observations
+            ]
         else:
             assert env == [f"\n<|im_start|>user\n{o}<|im_end|>\n<|im_start|>assistant\n" for o in observations]
 
@@ -155,15 +166,23 @@ def test_supports_tools_reads_the_template():
 def test_assistant_message_renders_calls_as_tool_calls_and_keeps_prose():
     text = 'Looking.\n<tool_call>\n{"name": "get_profile", "arguments": {"handle_or_id": "@ann"}}\n</tool_call>'
     msg = chat.assistant_message(text, native=True)
-    assert msg == {"role": "assistant", "content": "Looking.",
-                   "tool_calls": [{"type": "function", "function": {"name": "get_profile", "arguments": {"handle_or_id": "@ann"}}}]}
+    assert msg == {
+        "role": "assistant",
+        "content": "Looking.",
+        "tool_calls": [
+            {"type": "function", "function": {"name": "get_profile", "arguments": {"handle_or_id": "@ann"}}}
+        ],
+    }
     assert chat.assistant_message('{"answer": "person_3"}', native=True)["tool_calls"] == [
         {"type": "function", "function": {"name": "answer", "arguments": {"entity_id": "person_3"}}}]
     assert chat.assistant_message("no idea", native=True) == {"role": "assistant", "content": "no idea"}
     assert chat.assistant_message(text) == {"role": "assistant", "content": text}  # plain: the text as written
     assert chat.result_messages("obs", msg, native=True) == [{"role": "tool", "content": "obs"}]
     assert chat.result_messages("obs", msg) == [{"role": "user", "content": "obs"}]
-    assert chat.template_kwargs([{"x": 1}], True) == {"tools": [{"x": 1}]} and chat.template_kwargs([{"x": 1}], False) == {}
+    assert (
+        chat.template_kwargs([{"x": 1}], True) == {"tools": [{"x": 1}]}
+        and chat.template_kwargs([{"x": 1}], False) == {}
+    )
     with pytest.raises(ValueError, match="2 actions need 2 or 1 observations, got 0"):
         chat.episode_messages("q", ["a", "b"], [])
 
@@ -183,9 +202,19 @@ def test_a_grpo_step_runs_in_the_native_format(episode, tiny_path, tmp_path):
     tok = qwen_style_tokenizer(tiny_path)
     tok.save_pretrained(model_dir)
     AutoModelForCausalLM.from_pretrained(tiny_path).save_pretrained(model_dir)
-    cfg = load_config(None, micro_overrides(tmp_path, **{"answerer.mode": "'multi_turn'", "grpo_answerer.max_completion_length": 48,
-                                                         "grpo_answerer.per_device_train_batch_size": 4,
-                                                         "grpo_answerer.num_generations": 4, "grpo_answerer.max_steps": 1}))
+    cfg = load_config(
+        None,
+        micro_overrides(
+            tmp_path,
+            **{
+                "answerer.mode": "'multi_turn'",
+                "grpo_answerer.max_completion_length": 48,
+                "grpo_answerer.per_device_train_batch_size": 4,
+                "grpo_answerer.num_generations": 4,
+                "grpo_answerer.max_steps": 1,
+            },
+        ),
+    )
     seen = []
 
     def spy(prompts, trainer):
@@ -193,16 +222,23 @@ def test_a_grpo_step_runs_in_the_native_format(episode, tiny_path, tmp_path):
         seen.append(out)
         return out
 
-    trainer = GRPOTrainer(model=str(model_dir), reward_funcs=[EpisodeReward(cfg.parl, cfg.grpo_answerer.num_generations)],
-                          args=phases.grpo_args(cfg.grpo_answerer, cfg, tmp_path, 0), train_dataset=Dataset.from_list([row] * 4),
-                          processing_class=tok, rollout_func=spy)
+    trainer = GRPOTrainer(
+        model=str(model_dir),
+        reward_funcs=[EpisodeReward(cfg.parl, cfg.grpo_answerer.num_generations)],
+        args=phases.grpo_args(cfg.grpo_answerer, cfg, tmp_path, 0),
+        train_dataset=Dataset.from_list([row] * 4),
+        processing_class=tok,
+        rollout_func=spy,
+    )
     trainer.train()
     assert trainer.state.global_step == 1 and seen
     for prompt_ids, ids, mask in zip(seen[0]["prompt_ids"], seen[0]["completion_ids"], seen[0]["env_mask"]):
         assert "<tools>" in tok.decode(prompt_ids) and len(ids) == len(mask) <= 48 and mask[0] == 1
         for flag, seg in _segments(ids, mask):
             text = tok.decode(seg)
-            if flag == 0:  # the env's reply (a tool message, or a user turn after an unparseable one) and the next header
+            if (
+                flag == 0
+            ):  # the env's reply (a tool message, or a user turn after an unparseable one) and the next header
                 assert "<|im_start|>user\n" in text and text.endswith("<|im_start|>assistant\n"), text
             else:
                 assert "</tool_response>" not in text

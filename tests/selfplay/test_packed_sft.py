@@ -9,11 +9,18 @@ from osint_selfplay import sft
 from osint_selfplay.errors import ConfigError
 
 CONVERSATIONS = [
-    [{"role": "system", "content": "You investigate."}, {"role": "user", "content": "Who is @singho?"},
-     {"role": "assistant", "content": "get_profile @singho"}, {"role": "user", "content": "step 1/8\nget_profile ok\naccount account_46"},
-     {"role": "assistant", "content": "answer account_46"}],
-    [{"role": "system", "content": "You investigate."}, {"role": "user", "content": "Where does person_3 live?"},
-     {"role": "assistant", "content": "answer loc_2"}],
+    [
+        {"role": "system", "content": "You investigate."},
+        {"role": "user", "content": "Who is @singho?"},
+        {"role": "assistant", "content": "get_profile @singho"},
+        {"role": "user", "content": "step 1/8\nget_profile ok\naccount account_46"},
+        {"role": "assistant", "content": "answer account_46"},
+    ],
+    [
+        {"role": "system", "content": "You investigate."},
+        {"role": "user", "content": "Where does person_3 live?"},
+        {"role": "assistant", "content": "answer loc_2"},
+    ],
 ]
 
 
@@ -121,7 +128,9 @@ def test_the_learning_rate_warms_up_holds_then_decays_to_zero_at_the_end_of_the_
     assert sft.lr_scale(timed, 90, 100.0, None) == 0.0
     by_steps = _settings(epochs=1.0, warmup_steps=1, decay_fraction=0.5)
     assert sft.lr_scale(by_steps, 75, 0.0, 100) == pytest.approx(0.5)  # the epochs' steps bound it
-    assert sft.lr_scale(_settings(epochs=None, max_seconds=100.0, warmup_steps=1), 99, 99.0, None) == 1.0  # off by default
+    assert (
+        sft.lr_scale(_settings(epochs=None, max_seconds=100.0, warmup_steps=1), 99, 99.0, None) == 1.0
+    )  # off by default
     model = AutoModelForCausalLM.from_pretrained(tiny_path)
     packed = sft.pack(sft.tokenize(tokenizer, CONVERSATIONS * 8), 256)
     logs = sft.train_packed(model, packed, _settings(epochs=4.0, warmup_steps=1, decay_fraction=0.5),
@@ -160,7 +169,9 @@ def test_a_stretched_schedule_is_the_warm_start_with_the_extra_seconds_added():
     assert sft.lr_scale(stretched, 10, 20.0, None) == 1.0 and sft.lr_scale(stretched, 99, 119.5, None) == 0.0
 
 
-def test_the_warm_start_saves_its_state_where_the_decay_begins_and_a_control_resumes_from_it(tokenizer, tiny_path, tmp_path):
+def test_the_warm_start_saves_its_state_where_the_decay_begins_and_a_control_resumes_from_it(
+    tokenizer, tiny_path, tmp_path
+):
     import torch
     from transformers import AutoModelForCausalLM
 
@@ -171,18 +182,33 @@ def test_the_warm_start_saves_its_state_where_the_decay_begins_and_a_control_res
     result = sft.train_packed(warm, packed, settings, pad_id=tokenizer.pad_token_id, branch_path=tmp_path / "decay.pt")
     state = torch.load(tmp_path / "decay.pt", weights_only=True)
     k = result["decay_start"]["step"]
-    assert k == state["step"] == next(i for i in range(total) if i / total > 0.5) and state["next_row"] == (2 * k) % len(packed)
-    assert state["optimizer"]["state"] and not torch.equal(state["model"]["lm_head.weight"], warm.state_dict()["lm_head.weight"])
+    assert k == state["step"] == next(i for i in range(total) if i / total > 0.5) and state["next_row"] == (
+        2 * k
+    ) % len(packed)
+    assert state["optimizer"]["state"] and not torch.equal(
+        state["model"]["lm_head.weight"], warm.state_dict()["lm_head.weight"]
+    )
     # the same schedule without a decay, stopped at that step, is that state exactly: nothing differs before the decay
     plain = AutoModelForCausalLM.from_pretrained(tiny_path)
-    sft.train_packed(plain, packed, _settings(epochs=2 * k / len(packed), warmup_steps=1), pad_id=tokenizer.pad_token_id)
+    sft.train_packed(
+        plain, packed, _settings(epochs=2 * k / len(packed), warmup_steps=1), pad_id=tokenizer.pad_token_id
+    )
     assert all(torch.equal(v, plain.state_dict()[n]) for n, v in state["model"].items())
     # resumed with nothing added, it decays to 0 again from there on the rows the warm start read next
     resumed = AutoModelForCausalLM.from_pretrained(tiny_path)
-    again = sft.train_packed(resumed, packed, _settings(epochs=(2 * (total - k)) / len(packed), warmup_steps=0, decay_fraction=1.0,
-                                                        skip_rows=state["next_row"]), pad_id=tokenizer.pad_token_id, start=state)
+    again = sft.train_packed(
+        resumed,
+        packed,
+        _settings(
+            epochs=(2 * (total - k)) / len(packed), warmup_steps=0, decay_fraction=1.0, skip_rows=state["next_row"]
+        ),
+        pad_id=tokenizer.pad_token_id,
+        start=state,
+    )
     last = again["log"][-1]
-    assert again["steps"] == total - k and last["learning_rate"] == pytest.approx(5e-3 * (1 - (last["step"] - 1) / (total - k)))
+    assert again["steps"] == total - k and last["learning_rate"] == pytest.approx(
+        5e-3 * (1 - (last["step"] - 1) / (total - k))
+    )
     assert not torch.equal(resumed.state_dict()["lm_head.weight"], state["model"]["lm_head.weight"])
 
 

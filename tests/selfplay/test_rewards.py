@@ -12,7 +12,9 @@ from osint_selfplay.rewards import AnswererReward, GeneratorReward, context_to_j
 from osint_selfplay.worlds import WorldPool
 
 
-@pytest.mark.parametrize(("p", "r_zero", "azr"), [(0.0, 0.0, 0.0), (0.25, 0.5, 0.75), (0.5, 1.0, 0.5), (0.75, 0.5, 0.25), (1.0, 0.0, 0.0)])
+@pytest.mark.parametrize(
+    ("p", "r_zero", "azr"), [(0.0, 0.0, 0.0), (0.25, 0.5, 0.75), (0.5, 1.0, 0.5), (0.75, 0.5, 0.25), (1.0, 0.0, 0.0)]
+)
 def test_learnability_values(p, r_zero, azr):
     assert learnability(p, "r_zero") == pytest.approx(r_zero)
     assert learnability(p, "azr") == pytest.approx(azr)
@@ -67,12 +69,17 @@ def test_generator_reward_grades_invalid_reasons(pool, world):
         "malformed": "just chatting",
         "unknown_entity": gold.replace(p.answer, "person_999999"),
         "edge_not_in_world": f"Q: {p.question}\nA: {p.answer}\nE: person_0 knows person_0",
-        "answer_leaked": f"Q: {p.question} It is {p.answer}.\nA: {p.answer}\nE: " + "; ".join(" ".join(e) for e in p.evidence),
+        "answer_leaked": f"Q: {p.question} It is {p.answer}.\nA: {p.answer}\nE: "
+        + "; ".join(" ".join(e) for e in p.evidence),
         "start_not_named": f"Q: Who is it?\nA: {p.answer}\nE: " + "; ".join(" ".join(e) for e in p.evidence),
         "answer_mismatch": f"Q: {p.question}\nA: {other}\nE: " + "; ".join(" ".join(e) for e in p.evidence),
     }
-    out = reward(prompts=[None] * len(cases), completions=[_msg(c) for c in cases.values()], offer=[offer.to_json()] * len(cases),
-                 world_seed=[world.seed] * len(cases))
+    out = reward(
+        prompts=[None] * len(cases),
+        completions=[_msg(c) for c in cases.values()],
+        offer=[offer.to_json()] * len(cases),
+        world_seed=[world.seed] * len(cases),
+    )
     for (reason, _), value in zip(cases.items(), out):
         assert value == cfg.invalid_rewards[reason], reason
     assert all(v < 0 for v in out)
@@ -84,13 +91,19 @@ def test_generator_reward_for_valid_proposals_is_learnability_diversity_groundin
     offers_golds = [_gold(world, i) for i in range(3)]
     for rate, expected_learn in ((0.0, 0.0), (0.5, 1.0), (1.0, 0.0)):
         reward = GeneratorReward(pool, cfg, FixedSolver(rate))
-        out = reward(prompts=[None] * 3, completions=[_msg(g) for _, g in offers_golds], offer=[o.to_json() for o, _ in offers_golds],
-                     world_seed=[world.seed] * 3)
+        out = reward(
+            prompts=[None] * 3,
+            completions=[_msg(g) for _, g in offers_golds],
+            offer=[o.to_json() for o, _ in offers_golds],
+            world_seed=[world.seed] * 3,
+        )
         assert out == pytest.approx([expected_learn + cfg.grounding_weight] * 3)
     # a repeat of a proposal (in the batch, or later from history) is penalised
     reward = GeneratorReward(pool, cfg, FixedSolver(0.5))
     offer, gold = offers_golds[0]
-    out = reward(prompts=[None] * 2, completions=[_msg(gold)] * 2, offer=[offer.to_json()] * 2, world_seed=[world.seed] * 2)
+    out = reward(
+        prompts=[None] * 2, completions=[_msg(gold)] * 2, offer=[offer.to_json()] * 2, world_seed=[world.seed] * 2
+    )
     assert out[0] == pytest.approx(1.0 + cfg.grounding_weight)
     assert out[1] == pytest.approx(1.0 + cfg.grounding_weight - cfg.diversity_weight)
     again = reward(prompts=[None], completions=[_msg(gold)], offer=[offer.to_json()], world_seed=[world.seed])
@@ -187,7 +200,12 @@ def test_a_choose_proposal_out_of_range_gets_its_graded_reward_and_a_valid_one_i
     reward = GeneratorReward(pool, cfg, FixedSolver(0.5))
     offer = proposals.make_offer(world, 0, 1, mode="choose", max_hops=2)
     texts = [f"P: {len(offer.choices) + 1}", "P: 1 2", proposals.gold_proposal(world, offer)]
-    out = reward(prompts=[None] * 3, completions=[_msg(t) for t in texts], offer=[offer.to_json()] * 3, world_seed=[world.seed] * 3)
+    out = reward(
+        prompts=[None] * 3,
+        completions=[_msg(t) for t in texts],
+        offer=[offer.to_json()] * 3,
+        world_seed=[world.seed] * 3,
+    )
     assert out[:2] == [cfg.invalid_rewards["out_of_range"], cfg.invalid_rewards["malformed"]] == [-0.8, -1.0]
     assert out[2] == cfg.learnability_weight * 1.0 + cfg.grounding_weight * 1.0  # p = 0.5: full learnability, grounded
     assert dict(reward.reasons) == {"out_of_range": 1, "malformed": 1, "ok": 1}

@@ -14,19 +14,43 @@ def _summary(dry_run: bool) -> dict:
     est = {"mean": 0.501, "lo": 0.469, "hi": 0.531, "n": 1000}
     steps = {"mean": 3.25, "lo": 3.0, "hi": 3.5, "n": 1000}
     delta = {"mean": 0.05, "lo": 0.012, "hi": 0.089, "n": 1000}
-    return {"rounds": [], "evaluation": {
-        "tasks": "v0:test", "n_tasks": 16 if dry_run else 1000, "dry_run": dry_run, "mode": "single_turn", "report": "run/eval/report.md",
-        "headline": {"final": {"success": est, "reward": {"mean": 0.8, "lo": 0.75, "hi": 0.85, "n": 1000},
-                               "tool_calls": steps, "critical_steps": steps}},
-        "comparisons": {"final vs warm_start": {"n": 1000, "success_delta": delta, "reward_delta": delta, "steps_delta": delta,
-                                                "tool_calls_delta": delta, "mcnemar": {"candidate_only": 60, "base_only": 10, "n": 1000, "p_value": 1e-9}},
-                        "final vs untrained": {"n": 0}},
-    }}
+    return {
+        "rounds": [],
+        "evaluation": {
+            "tasks": "v0:test",
+            "n_tasks": 16 if dry_run else 1000,
+            "dry_run": dry_run,
+            "mode": "single_turn",
+            "report": "run/eval/report.md",
+            "headline": {
+                "final": {
+                    "success": est,
+                    "reward": {"mean": 0.8, "lo": 0.75, "hi": 0.85, "n": 1000},
+                    "tool_calls": steps,
+                    "critical_steps": steps,
+                }
+            },
+            "comparisons": {
+                "final vs warm_start": {
+                    "n": 1000,
+                    "success_delta": delta,
+                    "reward_delta": delta,
+                    "steps_delta": delta,
+                    "tool_calls_delta": delta,
+                    "mcnemar": {"candidate_only": 60, "base_only": 10, "n": 1000, "p_value": 1e-9},
+                },
+                "final vs untrained": {"n": 0},
+            },
+        },
+    }
 
 
 def test_summary_prints_intervals_with_osint_evals_formatter():
     text = format_summary(_summary(dry_run=False))
-    assert "50.1% [46.9, 53.1]" in text and Estimate(0.501, 0.469, 0.531, 1000).fmt(pct=True, show_n=False) == "50.1% [46.9, 53.1]"
+    assert (
+        "50.1% [46.9, 53.1]" in text
+        and Estimate(0.501, 0.469, 0.531, 1000).fmt(pct=True, show_n=False) == "50.1% [46.9, 53.1]"
+    )
     assert ("final vs warm_start: success +5.0 pts [+1.2, +8.9] (paired, n=1000): better, McNemar p=1e-09; "
             "reward +0.050 [+0.012, +0.089]") in text
     assert "final vs untrained: no paired task" in text
@@ -34,7 +58,10 @@ def test_summary_prints_intervals_with_osint_evals_formatter():
 
 
 def test_dry_run_summary_says_so_and_evaluates_a_handful_of_tasks():
-    assert "DRY RUN: no gradient updates; the evaluation below is a smoke test on 16 tasks, not a result" in format_summary(_summary(True))
+    assert (
+        "DRY RUN: no gradient updates; the evaluation below is a smoke test on 16 tasks, not a result"
+        in format_summary(_summary(True))
+    )
     assert eval_task_limit(1000, dry_run=True) == DRY_RUN_EVAL_TASKS <= 16
     assert eval_task_limit(1000, dry_run=False) == 1000 and eval_task_limit(12, dry_run=True) == 12
 
@@ -51,24 +78,53 @@ def test_a_delta_whose_interval_includes_zero_is_printed_as_null():
     ev = summary["evaluation"]
     null = {"mean": 0.004, "lo": -0.02, "hi": 0.03, "n": 1000}
     worse = {"mean": -0.05, "lo": -0.08, "hi": -0.02, "n": 1000}
-    few = {"mean": 0.004, "lo": 0.001, "hi": 0.008, "n": 1000}  # 4 tasks gained, none lost: the bootstrap misses 0, McNemar does not
+    few = {
+        "mean": 0.004,
+        "lo": 0.001,
+        "hi": 0.008,
+        "n": 1000,
+    }  # 4 tasks gained, none lost: the bootstrap misses 0, McNemar does not
     mc = {"candidate_only": 30, "base_only": 26, "n": 1000, "p_value": 0.69}
-    ev["comparisons"] = {name: {"n": 1000, "success_delta": d, "reward_delta": d, "steps_delta": d, "tool_calls_delta": d,
-                                "mcnemar": {**mc, "p_value": p}}
-                         for name, d, p in (("final vs control", null, 0.69), ("final vs warm_start", worse, 1e-4),
-                                            ("final vs untrained", few, 0.125))}
+    ev["comparisons"] = {
+        name: {
+            "n": 1000,
+            "success_delta": d,
+            "reward_delta": d,
+            "steps_delta": d,
+            "tool_calls_delta": d,
+            "mcnemar": {**mc, "p_value": p},
+        }
+        for name, d, p in (
+            ("final vs control", null, 0.69),
+            ("final vs warm_start", worse, 1e-4),
+            ("final vs untrained", few, 0.125),
+        )
+    }
     est = {"mean": 0.3, "lo": 0.27, "hi": 0.33, "n": 700}
     ev["easy_medium"] = {"difficulties": ["easy", "medium"], "n_tasks": 700, "success": {"final": est},
                          "comparisons": {"final vs control": ev["comparisons"]["final vs control"]}}
     ev["by_difficulty"] = {"final": {"easy": est, "hard": {"mean": 0.1, "lo": 0.07, "hi": 0.14, "n": 300}}}
-    ev["strongest_baseline"] = {"name": "naive-search", "label": "naive searcher", "success": {"mean": 0.03, "lo": 0.02, "hi": 0.045, "n": 1000}}
+    ev["strongest_baseline"] = {
+        "name": "naive-search",
+        "label": "naive searcher",
+        "success": {"mean": 0.03, "lo": 0.02, "hi": 0.045, "n": 1000},
+    }
     text = format_summary(summary)
-    assert "final vs control: success +0.4 pts [-2.0, +3.0] (paired, n=1000): null (the interval includes 0), McNemar p=0.69" in text
+    assert (
+        "final vs control: success +0.4 pts [-2.0, +3.0] (paired, n=1000): "
+        "null (the interval includes 0), McNemar p=0.69" in text
+    )
     assert "final vs warm_start: success -5.0 pts [-8.0, -2.0] (paired, n=1000): worse" in text
-    assert "final vs untrained: success +0.4 pts [+0.1, +0.8] (paired, n=1000): null (McNemar p >= 0.05), McNemar p=0.125" in text
+    assert (
+        "final vs untrained: success +0.4 pts [+0.1, +0.8] (paired, n=1000): null (McNemar p >= 0.05), McNemar p=0.125"
+        in text
+    )
     assert "easy + medium tasks only (n=700): final 30.0% [27.0, 33.0]" in text
     assert "easy + medium final vs control: success +0.4 pts" in text
-    assert "success by difficulty: easy n=700, hard n=300" in text and "easy 30.0% [27.0, 33.0]  hard 10.0% [7.0, 14.0]" in text
+    assert (
+        "success by difficulty: easy n=700, hard n=300" in text
+        and "easy 30.0% [27.0, 33.0]  hard 10.0% [7.0, 14.0]" in text
+    )
     assert "strongest scripted baseline: naive-search 3.0% [2.0, 4.5]" in text
 
 
@@ -96,8 +152,13 @@ def test_summary_read_back_from_sorted_json_keeps_the_runs_order(tmp_path, guess
     assert table == order
     assert [line.split()[0] for line in text.splitlines() if line.startswith("    ")] == order
     shown = [line.split(": success")[0].strip() for line in text.splitlines() if " vs " in line and ": success" in line]
-    assert shown == ["final vs warm_start", "warm_start vs untrained", "final vs untrained", "warm_start vs naive-search",
-                     "final vs naive-search"]
+    assert shown == [
+        "final vs warm_start",
+        "warm_start vs untrained",
+        "final vs untrained",
+        "warm_start vs naive-search",
+        "final vs naive-search",
+    ]
 
 
 def _round(generated, valid=10, outside=0, frontier=(0.2, 0.8)):

@@ -28,8 +28,14 @@ SERVER = ["vllm_mode='server'", "vllm_server_base_url='http://10.0.0.3:8000'", "
 
 
 def _cli(*args, env=None, timeout=120):
-    return subprocess.run([sys.executable, "-m", "osint_selfplay", *args], capture_output=True, text=True, timeout=timeout,
-                          env={**os.environ, **(env or {})}, cwd=ROOT)
+    return subprocess.run(
+        [sys.executable, "-m", "osint_selfplay", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={**os.environ, **(env or {})},
+        cwd=ROOT,
+    )
 
 
 def test_vllm_server_mode_reaches_trl(tmp_path):
@@ -74,9 +80,16 @@ def test_accelerate_deepspeed_configs_load_in_accelerate(name, stage, machines, 
 
 
 def test_hub_settings_pass_through_to_grpo_config(tmp_path):
-    cfg = load_config(str(GPU), [f"output_dir='{tmp_path}'", "grpo_answerer.push_to_hub=true",
-                                 "grpo_answerer.hub_model_id='me/osint-answerer'", "grpo_answerer.hub_strategy='checkpoint'",
-                                 "grpo_answerer.hub_private_repo=true"])
+    cfg = load_config(
+        str(GPU),
+        [
+            f"output_dir='{tmp_path}'",
+            "grpo_answerer.push_to_hub=true",
+            "grpo_answerer.hub_model_id='me/osint-answerer'",
+            "grpo_answerer.hub_strategy='checkpoint'",
+            "grpo_answerer.hub_private_repo=true",
+        ],
+    )
     args = trl_compat.grpo_config(cfg.grpo_answerer, cfg, str(tmp_path / "t"), 0, "grpo_answerer")
     assert (args.push_to_hub, args.hub_model_id, args.hub_strategy, args.hub_private_repo) == \
         (True, "me/osint-answerer", "checkpoint", True)

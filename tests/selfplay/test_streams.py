@@ -21,10 +21,21 @@ def _user_prompts(rows):
 
 
 def test_train_warm_start_generator_sample_and_evaluation_streams_never_overlap(tmp_path):
-    cfg = load_config(None, micro_overrides(tmp_path, **{"warm_start.answerer_examples": 48, "warm_start.generator_examples": 24,
-                                                        "answerer.tasks_per_round": 24, "answerer.generated_share": 0,
-                                                        "generator.prompts_per_round": 16, "generator.sample_tasks": 16,
-                                                        "eval.limit": 60}))
+    cfg = load_config(
+        None,
+        micro_overrides(
+            tmp_path,
+            **{
+                "warm_start.answerer_examples": 48,
+                "warm_start.generator_examples": 24,
+                "answerer.tasks_per_round": 24,
+                "answerer.generated_share": 0,
+                "generator.prompts_per_round": 16,
+                "generator.sample_tasks": 16,
+                "eval.limit": 60,
+            },
+        ),
+    )
     pool = WorldPool(cfg.train_worlds, cfg.seed)
     train = [data.mix_answerer_rows(pool, cfg, [], r, streams.TRAIN)[0] for r in (0, 1)]
     train_first = data.mix_answerer_rows(pool, cfg, [], 0, streams.TRAIN_FIRST)[0]
@@ -48,7 +59,9 @@ def test_train_warm_start_generator_sample_and_evaluation_streams_never_overlap(
     # generator offers: every offer is drawn under its own stream's id, never another stream's
     offer_ids = {name: {json.loads(r["offer"])["offer_id"] for r in rows} for name, rows in offers.items()}
     warm_offer_rows = data.offer_rows(pool, cfg, 0, len(warm_offers), streams.WARM_START_GENERATOR)
-    assert [r["prompt"] for r in warm_offer_rows] == [r["prompt"] for r in warm_offers]  # the offers the warm start phrased
+    assert [r["prompt"] for r in warm_offer_rows] == [
+        r["prompt"] for r in warm_offers
+    ]  # the offers the warm start phrased
     offer_ids["warm_start"] = {json.loads(r["offer"])["offer_id"] for r in warm_offer_rows}
     for i, a in enumerate(offer_ids):
         assert len(offer_ids[a]) == len(offers.get(a, warm_offers)), a
@@ -76,7 +89,11 @@ def test_stream_seeds_are_named_not_offset():
     assert len({streams.stream_seed(0, name) for name in names}) == len(names)
     seeds = {streams.stream_seed(0, s, i) for s in ("grpo_generator", "grpo_answerer", "solver") for i in range(50)}
     assert len(seeds) == 150 and all(0 <= s < 2**31 for s in seeds)
-    assert streams.stream_seed(0, "solver", 1) == streams.stream_seed(0, "solver", 1) != streams.stream_seed(1, "solver", 0)
+    assert (
+        streams.stream_seed(0, "solver", 1)
+        == streams.stream_seed(0, "solver", 1)
+        != streams.stream_seed(1, "solver", 0)
+    )
     # training worlds of different run seeds are different worlds (offsets 1000 * seed + k overlapped)
     assert set(WorldPool(40, 0).seeds).isdisjoint(WorldPool(40, 1).seeds)
     assert len(set(WorldPool(40, 0).seeds)) == 40

@@ -31,12 +31,16 @@ def test_tiny_model_reloads_offline_with_its_chat_template(tiny_path):
         "import os; os.environ['HF_HUB_OFFLINE']='1'\n"
         "from transformers import AutoModelForCausalLM, AutoTokenizer\n"
         f"tok = AutoTokenizer.from_pretrained({tiny_path!r}); m = AutoModelForCausalLM.from_pretrained({tiny_path!r})\n"
-        "text = tok.apply_chat_template([{'role': 'user', 'content': 'hi'}], add_generation_prompt=True, tokenize=False)\n"
-        "print(repr(text)); print(tok.tokenize(' person_12 account_7 person_120')); print(m.config.model_type, tok.eos_token, tok.padding_side)\n"
+        "text = tok.apply_chat_template([{'role': 'user', 'content': 'hi'}], "
+        "add_generation_prompt=True, tokenize=False)\n"
+        "print(repr(text)); print(tok.tokenize(' person_12 account_7 person_120')); "
+        "print(m.config.model_type, tok.eos_token, tok.padding_side)\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert "'<|im_start|>user\\nhi<|im_end|>\\n<|im_start|>assistant\\n'" in out
-    assert "[' person_12', ' account_7', ' person_120']" in out  # entity ids are single tokens, with their leading space
+    assert (
+        "[' person_12', ' account_7', ' person_120']" in out
+    )  # entity ids are single tokens, with their leading space
     assert "llama <|im_end|> left" in out
 
 

@@ -35,9 +35,20 @@ def warm_model(tmp_path_factory, tiny_path):
     (memorised, not learned), so that its samples differ in validity and correctness: GRPO needs
     reward variance to move parameters."""
     out = tmp_path_factory.mktemp("warm")
-    cfg = load_config(None, micro_overrides(out, **{"warm_start.generator_examples": 16, "warm_start.answerer_examples": 16,
-                                                   "warm_start.epochs": 40, "warm_start.learning_rate": 1e-2,
-                                                   "warm_start.warmup_steps": 5, "generator.prompts_per_round": 8}))
+    cfg = load_config(
+        None,
+        micro_overrides(
+            out,
+            **{
+                "warm_start.generator_examples": 16,
+                "warm_start.answerer_examples": 16,
+                "warm_start.epochs": 40,
+                "warm_start.learning_rate": 1e-2,
+                "warm_start.warmup_steps": 5,
+                "generator.prompts_per_round": 8,
+            },
+        ),
+    )
     pool = WorldPool(cfg.train_worlds, cfg.seed)
     rows = data.as_messages(data.sft_generator_rows(pool, cfg) + data.sft_answerer_rows(pool, cfg))
     phases.run_sft(tiny_path, rows, cfg, out, "shared", TINY)
@@ -58,7 +69,9 @@ def test_generator_and_answerer_phases_change_parameters(tmp_path, warm_model, m
                       "lora.r": 8, "grpo_generator.learning_rate": 5e-3, "grpo_answerer.learning_rate": 5e-3,
                       "grpo_generator.max_completion_length": 48}))
     pool = WorldPool(cfg.train_worlds, cfg.seed)
-    solver = SolverSampler(model, k=2, temperature=1.0, context_mode="triples", n_distractors=6, seed=0, max_new_tokens=12)
+    solver = SolverSampler(
+        model, k=2, temperature=1.0, context_mode="triples", n_distractors=6, seed=0, max_new_tokens=12
+    )
     gen_reward = GeneratorReward(pool, cfg.generator, solver)
     # the offers the warm start memorised: some samples reproduce them, some do not
     gen_rows = data.offer_rows(pool, cfg, 0, 8, streams.WARM_START_GENERATOR)
@@ -87,14 +100,28 @@ RUN_MATRIX = [("generator_answerer", "dual"), ("generator_answerer", "shared"),
 
 @pytest.mark.parametrize(("schedule", "topology"), RUN_MATRIX)
 def test_dry_run_materialises_every_artifact(tmp_path, tiny_path, schedule, topology):
-    cfg = load_config(None, micro_overrides(tmp_path / "run", phase_schedule=f"'{schedule}'", model_topology=f"'{topology}'",
-                                            dry_run="true"))
+    cfg = load_config(
+        None,
+        micro_overrides(
+            tmp_path / "run", phase_schedule=f"'{schedule}'", model_topology=f"'{topology}'", dry_run="true"
+        ),
+    )
     summary = SelfPlayRun(cfg).run().to_dict()
     root = tmp_path / "run"
-    for name in ("run.json", "summary.json", "round_000/summary.json", "round_000/generator/prompts.jsonl",
-                 "round_000/sampled/proposals.jsonl", "round_000/sampled/validation.json", "round_000/answerer/tasks.jsonl",
-                 "round_000/answerer/final_model/config.json", "round_000/generator/final_model/README.md",
-                 "eval/report.md", "eval/report.html", "eval/report.json"):
+    for name in (
+        "run.json",
+        "summary.json",
+        "round_000/summary.json",
+        "round_000/generator/prompts.jsonl",
+        "round_000/sampled/proposals.jsonl",
+        "round_000/sampled/validation.json",
+        "round_000/answerer/tasks.jsonl",
+        "round_000/answerer/final_model/config.json",
+        "round_000/generator/final_model/README.md",
+        "eval/report.md",
+        "eval/report.html",
+        "eval/report.json",
+    ):
         assert (root / name).is_file(), name
     if schedule == "answerer_generator_answerer":
         assert (root / "round_000/answerer_first/final_model/config.json").is_file()
@@ -120,11 +147,16 @@ def test_a_dry_run_with_a_decaying_warm_start_trains_its_controls_as_dry_runs(tm
 
 @pytest.mark.parametrize(("schedule", "topology"), RUN_MATRIX)
 def test_one_real_round(tmp_path, tiny_path, schedule, topology):
-    cfg = load_config(None, micro_overrides(tmp_path / "run", phase_schedule=f"'{schedule}'", model_topology=f"'{topology}'"))
+    cfg = load_config(
+        None, micro_overrides(tmp_path / "run", phase_schedule=f"'{schedule}'", model_topology=f"'{topology}'")
+    )
     summary = SelfPlayRun(cfg).run().to_dict()
     rnd = summary["rounds"][0]
     assert rnd["generator"]["steps"] == 1 and rnd["answerer"]["steps"] == 1
-    assert rnd["answerer"]["mix"]["generated"] + rnd["answerer"]["mix"]["top_up"] == rnd["answerer"]["mix"]["wanted_generated"]
+    assert (
+        rnd["answerer"]["mix"]["generated"] + rnd["answerer"]["mix"]["top_up"]
+        == rnd["answerer"]["mix"]["wanted_generated"]
+    )
     card = (tmp_path / "run/round_000/answerer/final_model/README.md").read_text()
     assert "Metrics of this phase" in card and "reward_last" in card
     ev = summary["evaluation"]
@@ -136,7 +168,9 @@ def test_one_real_round(tmp_path, tiny_path, schedule, topology):
 def test_existing_output_dir_needs_resume_and_same_config(tmp_path, tiny_path):
     overrides = micro_overrides(tmp_path / "run", dry_run="true")
     SelfPlayRun(load_config(None, overrides)).run()
-    with pytest.raises(ConfigError, match="already holds a run; pass --resume to continue it, --overwrite to replace it"):
+    with pytest.raises(
+        ConfigError, match="already holds a run; pass --resume to continue it, --overwrite to replace it"
+    ):
         SelfPlayRun(load_config(None, overrides))
     with pytest.raises(ConfigError, match=r"different config .* \(differs in: rounds\)"):
         SelfPlayRun(load_config(None, overrides + ["rounds=2"]), resume=True)
@@ -201,8 +235,16 @@ def test_use_vllm_without_vllm_fails_clearly(tmp_path, tiny_path):
 
 
 def test_vllm_settings_reach_trl(tmp_path):
-    cfg = load_config(None, micro_overrides(tmp_path, use_vllm="true", vllm_mode="'colocate'", vllm_gpu_memory_utilization=0.5,
-                                            **{"grpo_answerer.temperature": 0.7, "grpo_answerer.beta": 0.04}))
+    cfg = load_config(
+        None,
+        micro_overrides(
+            tmp_path,
+            use_vllm="true",
+            vllm_mode="'colocate'",
+            vllm_gpu_memory_utilization=0.5,
+            **{"grpo_answerer.temperature": 0.7, "grpo_answerer.beta": 0.04},
+        ),
+    )
     args = phases.grpo_args(cfg.grpo_answerer, cfg, tmp_path, 3)
     assert (args.use_vllm, args.vllm_mode, args.vllm_gpu_memory_utilization) == (True, "colocate", 0.5)
     assert (args.temperature, args.beta, args.seed, args.max_completion_length) == (0.7, 0.04, 3, 12)

@@ -26,8 +26,11 @@ def test_a_trainer_with_another_generate_signature_is_refused_with_the_fix():
         def _generate_single_turn(self, prompt_ids, sampling_params):  # a hypothetical later TRL
             raise AssertionError("must not be called")
 
-    with pytest.raises(IncompatibleTRLError, match=r"NewerTrainer._generate_single_turn\(self, prompt_ids, sampling_params\) "
-                                                   r"differs .* install trl>=1.16,<1.17"):
+    with pytest.raises(
+        IncompatibleTRLError,
+        match=r"NewerTrainer._generate_single_turn\(self, prompt_ids, sampling_params\) "
+        r"differs .* install trl>=1.16,<1.17",
+    ):
         trl_compat.generate_turn(NewerTrainer(), [[1, 2]])
 
     class NoGenerator:

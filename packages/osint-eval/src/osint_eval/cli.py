@@ -23,7 +23,9 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--tasks", default="v0:test",
                    help="a split (v0:dev, v0:test, v1:dev, v1:test, v1:hard) | tasks.jsonl | generator:<model> "
                         "(default v0:test)")
-    p.add_argument("--world", help="benchmark split whose world a task file or generator source uses (default: inferred / v0:test)")
+    p.add_argument(
+        "--world", help="benchmark split whose world a task file or generator source uses (default: inferred / v0:test)"
+    )
     p.add_argument("--out", required=True, help="report folder (report.json, report.md, report.html)")
     p.add_argument("--overwrite", action="store_true", help="replace a report already in --out (refused without it)")
     p.add_argument("--mode", choices=["single_turn", "multi_turn"], default="single_turn")
@@ -34,17 +36,28 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-steps", type=int, default=24, help="multi-turn step budget")
     p.add_argument("--max-parallel-calls", type=int, default=4, help="multi-turn: tool calls per step")
     p.add_argument("--max-observation-chars", type=int, default=16_384, help="multi-turn: observations are cut to this")
-    p.add_argument("--observation-format", choices=["json", "compact"], default="json", help="multi-turn: the env's observations")
+    p.add_argument(
+        "--observation-format", choices=["json", "compact"], default="json", help="multi-turn: the env's observations"
+    )
     p.add_argument("--action-format", choices=["json", "short"], default="json",
                    help="multi-turn: the action syntax the system prompt asks for (the env accepts both)")
     p.add_argument("--bare-prompt", action="store_true",
                    help="multi-turn: no system message, and the reset observation is the question alone "
                         "(a model trained with osint-selfplay's answerer.describe_tools = false)")
-    p.add_argument("--batch-size", type=int, default=32, help="prompts generated together (multi-turn: 8x this many episodes run at once)")
-    p.add_argument("--workers", type=int, default=1,
-                   help="run each local model in this many processes, each on every N-th task with torch's threads shared "
-                        "out (on a 2-core CPU, 2 uses both cores: benchmarks/RESULTS.md; greedy results equal up to "
-                        "float rounding; default 1)")
+    p.add_argument(
+        "--batch-size",
+        type=int,
+        default=32,
+        help="prompts generated together (multi-turn: 8x this many episodes run at once)",
+    )
+    p.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        help="run each local model in this many processes, each on every N-th task with torch's threads shared "
+        "out (on a 2-core CPU, 2 uses both cores: benchmarks/RESULTS.md; greedy results equal up to "
+        "float rounding; default 1)",
+    )
     p.add_argument("--max-new-tokens", type=int, help="tokens per model turn (default 16 single-turn, 96 multi-turn)")
     p.add_argument("--temperature", type=float, default=0.0, help="0 = greedy (default)")
     p.add_argument("--decoding", choices=DECODING_MODES, default="generate",
@@ -73,7 +86,11 @@ def _parser() -> argparse.ArgumentParser:
     c = sub.add_parser("compare", help="paired comparison of a candidate against a base model")
     c.add_argument("--base", required=True, help=POLICY_HELP)
     c.add_argument("--candidate", required=True, help=POLICY_HELP)
-    c.add_argument("--baselines", action="store_true", help="also run random-guess and the mode's shortcut baselines on the same tasks")
+    c.add_argument(
+        "--baselines",
+        action="store_true",
+        help="also run random-guess and the mode's shortcut baselines on the same tasks",
+    )
     _common(c)
     lb = sub.add_parser("leaderboard", help="render leaderboard.jsonl as a table")
     lb.add_argument("--file", default="leaderboard.jsonl")
@@ -86,7 +103,11 @@ def _policy(spec: str, args: argparse.Namespace) -> Any:
     from osint_eval.policies import make_policy
 
     default_tokens = 96 if args.mode == "multi_turn" else 16
-    kwargs: dict[str, Any] = {"seed": args.seed, "max_new_tokens": args.max_new_tokens or default_tokens, "temperature": args.temperature}
+    kwargs: dict[str, Any] = {
+        "seed": args.seed,
+        "max_new_tokens": args.max_new_tokens or default_tokens,
+        "temperature": args.temperature,
+    }
     if spec not in SCRIPTED and not spec.startswith(("openai:", "inspect:")):
         kwargs["batch_size"] = args.batch_size
         kwargs["decoding"] = args.decoding
@@ -105,7 +126,14 @@ def _check_args(args: argparse.Namespace, specs: dict[str, str]) -> None:
     from osint_eval.policies import check_policy_spec
     from osint_eval.report import check_out_dir
 
-    for name, lo in (("limit", 1), ("max_steps", 1), ("batch_size", 1), ("workers", 1), ("max_parallel_calls", 1), ("max_observation_chars", 256)):
+    for name, lo in (
+        ("limit", 1),
+        ("max_steps", 1),
+        ("batch_size", 1),
+        ("workers", 1),
+        ("max_parallel_calls", 1),
+        ("max_observation_chars", 256),
+    ):
         value = getattr(args, name)
         if value is not None and value < lo:
             raise EvalError(f"--{name.replace('_', '-')} must be >= {lo}, got {value}")
@@ -126,7 +154,9 @@ def _evaluate(args: argparse.Namespace, specs: dict[str, str], comparisons: list
     from osint_gym.tasks import Budgets
 
     _check_args(args, specs)
-    taskset = load_tasks(args.tasks, world=args.world, family=args.family, difficulty=args.difficulty, limit=args.limit, seed=args.seed)
+    taskset = load_tasks(
+        args.tasks, world=args.world, family=args.family, difficulty=args.difficulty, limit=args.limit, seed=args.seed
+    )
     if not taskset.tasks:
         raise EvalError(f"no valid task from {args.tasks}")
     policies = {name: _policy(spec, args) for name, spec in specs.items()}
@@ -149,10 +179,17 @@ def _evaluate(args: argparse.Namespace, specs: dict[str, str], comparisons: list
     for c in report.comparisons.values():
         o = c.overall
         if o.n and o.success_delta and o.mcnemar:
-            print(f"{c.described}: success delta {o.success_delta.fmt(pct=True, signed=True)}, McNemar p={o.mcnemar.p_value:.3g}")
+            print(
+                f"{c.described}: success delta {o.success_delta.fmt(pct=True, signed=True)}, "
+                f"McNemar p={o.mcnemar.p_value:.3g}"
+            )
     if args.leaderboard:
         replaced = leaderboard.append(args.leaderboard, [leaderboard.entry(report, n) for n in specs])
-        note = f" (replaced {replaced} earlier row{'s' if replaced != 1 else ''} for the same model and task set)" if replaced else ""
+        note = (
+            f" (replaced {replaced} earlier row{'s' if replaced != 1 else ''} for the same model and task set)"
+            if replaced
+            else ""
+        )
         print(f"leaderboard: {args.leaderboard}{note}")
     print(f"report: {paths['md']} {paths['html']} {paths['json']}")
     return 0
@@ -181,8 +218,14 @@ def main(argv: list[str] | None = None) -> int:
         print(f"osint-eval: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        rerun = ("" if args.command == "leaderboard" else
-                 f" before its report was complete; rerun the same command (add --overwrite if {args.out} holds a partial report)")
+        rerun = (
+            ""
+            if args.command == "leaderboard"
+            else (
+                " before its report was complete; "
+                f"rerun the same command (add --overwrite if {args.out} holds a partial report)"
+            )
+        )
         print(f"osint-eval: interrupted during {args.command}{rerun}", file=sys.stderr)
         return 130
 

@@ -24,8 +24,14 @@ def task_fingerprint(task_ids: list[str]) -> str:
 
 def task_info(taskset: TaskSet) -> TaskInfo:
     p = taskset.proposals
-    return TaskInfo(taskset.source, taskset.world_ref, len(taskset.tasks), task_fingerprint([t.task_id for t in taskset.tasks]),
-                    ProposalCounts(p["total"], p["valid"], dict(p["reasons"])) if p else None, dict(taskset.rejected))
+    return TaskInfo(
+        taskset.source,
+        taskset.world_ref,
+        len(taskset.tasks),
+        task_fingerprint([t.task_id for t in taskset.tasks]),
+        ProposalCounts(p["total"], p["valid"], dict(p["reasons"])) if p else None,
+        dict(taskset.rejected),
+    )
 
 
 def evaluate(policies: dict[str, Policy], taskset: TaskSet, *, mode: str = "single_turn", seed: int = 0,
@@ -63,11 +69,22 @@ def evaluate(policies: dict[str, Policy], taskset: TaskSet, *, mode: str = "sing
     baselines = [n for n, p in policies.items() if not p.is_model and not isinstance(p, OraclePolicy)]
     return Report(
         title=title or " vs ".join(labels[n] if labels[n] == n else f"{n} ({labels[n]})" for n in policies),
-        mode=mode, seed=seed, tasks=task_info(taskset),
+        mode=mode,
+        seed=seed,
+        tasks=task_info(taskset),
         models=models,
-        comparisons={c.name: c for c in (compare(results[b], results[k], seed=seed, names=(b, k), labels=(labels[b], labels[k]))
-                                          for b, k in (comparisons or []))},
-        episodes=results, config=config or {}, versions=package_versions(VERSIONED), git_sha=git_sha(), dry_run=dry_run,
+        comparisons={
+            c.name: c
+            for c in (
+                compare(results[b], results[k], seed=seed, names=(b, k), labels=(labels[b], labels[k]))
+                for b, k in (comparisons or [])
+            )
+        },
+        episodes=results,
+        config=config or {},
+        versions=package_versions(VERSIONED),
+        git_sha=git_sha(),
+        dry_run=dry_run,
         strongest_baseline=strongest_baseline(models, baselines),
     )
 
@@ -92,7 +109,9 @@ def _init_worker(threads: int) -> None:
     torch.set_num_threads(threads)
 
 
-def _run_shard(policy: Policy, world: Any, tasks: list[Any], mode: str, run_kwargs: dict[str, Any]) -> list[EpisodeResult]:
+def _run_shard(
+    policy: Policy, world: Any, tasks: list[Any], mode: str, run_kwargs: dict[str, Any]
+) -> list[EpisodeResult]:
     try:
         return run(policy, world, tasks, mode=mode, **run_kwargs)
     finally:
@@ -105,7 +124,9 @@ def run_sharded(pool: Any, workers: int, policy: Policy, taskset: TaskSet, *, mo
     k + workers, ... (a similar mix of difficulties each) and the episodes come back in the tasks' order.
     Greedy episodes are those of one process up to float rounding (other batches, other thread counts)."""
     tasks = taskset.tasks
-    futures = [pool.submit(_run_shard, policy, taskset.world, tasks[k::workers], mode, run_kwargs) for k in range(workers)]
+    futures = [
+        pool.submit(_run_shard, policy, taskset.world, tasks[k::workers], mode, run_kwargs) for k in range(workers)
+    ]
     out: list[Any] = [None] * len(tasks)
     for k, future in enumerate(futures):
         shard = future.result()
@@ -121,17 +142,22 @@ def extend(report: Report, policies: dict[str, Policy], taskset: TaskSet, *, com
     paired comparisons ``(base, candidate)`` listed, in that order; its models are not run again, so a
     control trained after an evaluation joins it for the cost of its own episodes."""
     if task_info(taskset).fingerprint != report.tasks.fingerprint:
-        raise EvalError(f"the tasks differ from the report's ({report.tasks.source}, fingerprint {report.tasks.fingerprint}): "
-                        "a paired comparison needs the same tasks")
+        raise EvalError(
+            f"the tasks differ from the report's ({report.tasks.source}, fingerprint {report.tasks.fingerprint}): "
+            "a paired comparison needs the same tasks"
+        )
     clash = sorted(set(policies) & set(report.models))
     if clash:
         raise EvalError(f"the report already holds {', '.join(clash)}")
-    new = evaluate(policies, taskset, mode=report.mode, seed=report.seed, progress=progress, workers=workers, **run_kwargs)
+    new = evaluate(
+        policies, taskset, mode=report.mode, seed=report.seed, progress=progress, workers=workers, **run_kwargs
+    )
     models, episodes = {**report.models, **new.models}, {**report.episodes, **new.episodes}
     ordered = {}
     for b, k in comparisons:
         name = f"{k} vs {b}"  # `compare`'s name for the pair
-        ordered[name] = report.comparisons.get(name) or compare(episodes[b], episodes[k], seed=report.seed, names=(b, k),
-                                                                labels=(models[b].label, models[k].label))
+        ordered[name] = report.comparisons.get(name) or compare(
+            episodes[b], episodes[k], seed=report.seed, names=(b, k), labels=(models[b].label, models[k].label)
+        )
     return replace(report, models=models, episodes=episodes,
                    comparisons=ordered | {k: c for k, c in report.comparisons.items() if k not in ordered})

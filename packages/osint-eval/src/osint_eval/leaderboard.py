@@ -59,10 +59,23 @@ class LeaderboardRow:
         bad = [k for k in _NUMBERS if isinstance(d[k], bool) or not isinstance(d[k], (int, float))]
         if bad or isinstance(d["n"], bool) or not isinstance(d["n"], int):
             raise ReportError(f"{where}: {(bad or ['n'])[0]} must be a number, got {d[(bad or ['n'])[0]]!r}")
-        return cls(model=str(d["model"]), tasks=str(d["tasks"]), mode=str(d["mode"]), n=d["n"], success=float(d["success"]),
-                   success_lo=float(d["success_lo"]), success_hi=float(d["success_hi"]), reward=float(d["reward"]),
-                   evidence_f1=float(d["evidence_f1"]), steps=float(d["steps"]), tool_calls=float(d["tool_calls"]), seed=d["seed"],
-                   date=str(d.get("date", "")), report=d.get("report"), task_fingerprint=d.get("task_fingerprint"))
+        return cls(
+            model=str(d["model"]),
+            tasks=str(d["tasks"]),
+            mode=str(d["mode"]),
+            n=d["n"],
+            success=float(d["success"]),
+            success_lo=float(d["success_lo"]),
+            success_hi=float(d["success_hi"]),
+            reward=float(d["reward"]),
+            evidence_f1=float(d["evidence_f1"]),
+            steps=float(d["steps"]),
+            tool_calls=float(d["tool_calls"]),
+            seed=d["seed"],
+            date=str(d.get("date", "")),
+            report=d.get("report"),
+            task_fingerprint=d.get("task_fingerprint"),
+        )
 
 
 def entry(report: Report, name: str) -> LeaderboardRow:
@@ -105,7 +118,10 @@ def render(rows: list[LeaderboardRow], sort_by: str = "success", tasks: str | No
     rows = [r for r in rows if tasks is None or r.tasks == tasks]
     # higher is better except for steps and tool calls
     rows = sorted(rows, key=lambda r: getattr(r, sort_by), reverse=sort_by not in ("steps", "tool_calls"))
-    header = f"{'#':>3}  {'model':<40} {'tasks':<10} {'mode':<11} {'n':>5} {'success [95% CI]':>22} {'reward':>7} {'F1':>5} {'steps':>6} {'calls':>6}"
+    header = (
+        f"{'#':>3}  {'model':<40} {'tasks':<10} {'mode':<11} {'n':>5} "
+        f"{'success [95% CI]':>22} {'reward':>7} {'F1':>5} {'steps':>6} {'calls':>6}"
+    )
     lines = [header, "-" * len(header)]
     for i, r in enumerate(rows, 1):
         ci = r.success_estimate.fmt(pct=True, show_n=False)

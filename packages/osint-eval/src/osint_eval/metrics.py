@@ -33,7 +33,9 @@ def _block(results: list[EpisodeResult], seed: int) -> MetricBlock:
         invalid_action_rate=float(invalid.sum() / max(1.0, steps.sum())),
         parse_failure_rate=float(sum(r.parse_failures for r in results) / max(1.0, steps.sum())),
         answered_rate=float(np.mean([r.breakdown.get("answered", True) for r in results])) if results else nan,
-        components={c: float(np.mean([r.breakdown.get(c, 0.0) for r in results])) if results else nan for c in COMPONENTS},
+        components={
+            c: float(np.mean([r.breakdown.get(c, 0.0) for r in results])) if results else nan for c in COMPONENTS
+        },
     )
 
 
@@ -70,16 +72,30 @@ def _paired(base: list[EpisodeResult], cand: list[EpisodeResult], seed: int) -> 
     )
 
 
-def compare(base: list[EpisodeResult], candidate: list[EpisodeResult], *, seed: int = 0, names: tuple[str, str] = ("base", "candidate"),
-            labels: tuple[str, str] | None = None) -> Comparison:
+def compare(
+    base: list[EpisodeResult],
+    candidate: list[EpisodeResult],
+    *,
+    seed: int = 0,
+    names: tuple[str, str] = ("base", "candidate"),
+    labels: tuple[str, str] | None = None,
+) -> Comparison:
     """Paired candidate-minus-base deltas (same tasks), overall and by difficulty and family.
     ``names`` are the two roles, ``labels`` the models they stand for (default: the roles)."""
     if {r.task_id for r in base} != {r.task_id for r in candidate}:
         raise ValueError("a paired comparison needs both models evaluated on the same tasks")
     labels = labels or names
     return Comparison(
-        f"{names[1]} vs {names[0]}", names[0], names[1], labels[0], labels[1], _paired(base, candidate, seed),
-        {k: _paired(v, [c for c in candidate if c.difficulty == k], seed) for k, v in _groups(base, "difficulty").items()},
+        f"{names[1]} vs {names[0]}",
+        names[0],
+        names[1],
+        labels[0],
+        labels[1],
+        _paired(base, candidate, seed),
+        {
+            k: _paired(v, [c for c in candidate if c.difficulty == k], seed)
+            for k, v in _groups(base, "difficulty").items()
+        },
         {k: _paired(v, [c for c in candidate if c.family == k], seed) for k, v in _groups(base, "family").items()},
     )
 

@@ -48,7 +48,8 @@ _IDENTIFIER = re.compile(r"(?<![@\w.|])[a-z]+(?:_[a-z]+)+(?!\w)")
 CHAT_TEMPLATE = (
     "{% for message in messages %}"
     "{% if message['role'] == 'assistant' %}"
-    "{{ '<|im_start|>assistant\\n' }}{% generation %}{{ message['content'] + '<|im_end|>' }}{% endgeneration %}{{ '\\n' }}"
+    "{{ '<|im_start|>assistant\\n' }}"
+    "{% generation %}{{ message['content'] + '<|im_end|>' }}{% endgeneration %}{{ '\\n' }}"
     "{% else %}"
     "{{ '<|im_start|>' + message['role'] + '\\n' + message['content'] + '<|im_end|>' + '\\n' }}"
     "{% endif %}"
@@ -72,12 +73,16 @@ class TinySpec:
             return cls()
         m = _SPEC.match(body)
         if not m:
-            raise EvalError(f"bad tiny model spec {name!r}; expected tiny:<hidden>x<layers>[-v<vocab>][-s<seed>], e.g. tiny:128x3")
+            raise EvalError(
+                f"bad tiny model spec {name!r}; expected tiny:<hidden>x<layers>[-v<vocab>][-s<seed>], e.g. tiny:128x3"
+            )
         hidden, layers = int(m.group(1)), int(m.group(2))
         extras = dict((part[0], int(part[1:])) for part in m.group(3).split("-") if part)
         spec = cls(hidden, layers, extras.get("v", 1536), extras.get("s", 0))
         if hidden % 32 or not 32 <= hidden <= 2048 or not 1 <= layers <= 48 or not 300 <= spec.vocab <= 65536:
-            raise EvalError(f"tiny spec {name!r} out of range: hidden a multiple of 32 in 32..2048, layers 1..48, vocab 300..65536")
+            raise EvalError(
+                f"tiny spec {name!r} out of range: hidden a multiple of 32 in 32..2048, layers 1..48, vocab 300..65536"
+            )
         return spec
 
     @property
@@ -105,14 +110,22 @@ def tokenizer_corpus(n_tasks: int = 1500) -> list[str]:
     for task in benchmark_tasks("v0:train", limit=n_tasks):
         for mode in ("triples", "records"):
             ctx = build_context(world, task, mode=mode)
-            texts.append(f"Question: {task.question}\nContext:\n{ctx.text}\n{gold_completion(task, ctx, cite_evidence=True)}")
+            texts.append(
+                f"Question: {task.question}\nContext:\n{ctx.text}\n{gold_completion(task, ctx, cite_evidence=True)}"
+            )
     for i in range(n_tasks // 3):
         offer = proposals.make_offer(world, 0, i, mode="fixed" if i % 2 else "generate")
-        texts.append(proposals.generator_messages(world, offer)[1]["content"] + "\n" + proposals.gold_proposal(world, offer))
+        texts.append(
+            proposals.generator_messages(world, offer)[1]["content"] + "\n" + proposals.gold_proposal(world, offer)
+        )
     notes = Notes()
     for eid in world.ids("person")[:100] + world.ids("account")[:100]:
         data = TOOLS["get_profile"](world, notes, {"handle_or_id": eid}).data
-        texts.append(json.dumps({"step": 1, "results": [{"call": "get_profile", "ok": True, "result": data}]}, separators=(",", ":")))
+        texts.append(
+            json.dumps(
+                {"step": 1, "results": [{"call": "get_profile", "ok": True, "result": data}]}, separators=(",", ":")
+            )
+        )
         texts.append(json.dumps({"tool_calls": [{"name": "get_profile", "arguments": {"handle_or_id": eid}}]}))
     texts.append(json.dumps(tool_schemas(world)))
     texts += _compact_episodes(world, benchmark_tasks("v0:train", limit=n_tasks))

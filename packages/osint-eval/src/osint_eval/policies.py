@@ -106,8 +106,12 @@ class OraclePolicy(Policy):
         for item in batch:
             if item.context is not None:
                 if item.task.query is None:
-                    raise EvalError(f"the oracle needs a task with a structured query; task {item.task.task_id!r} has none")
-                result = run_oracle(item.world, item.task.query, DEFAULT_BUDGETS.max_steps, DEFAULT_BUDGETS.max_parallel_calls)
+                    raise EvalError(
+                        f"the oracle needs a task with a structured query; task {item.task.task_id!r} has none"
+                    )
+                result = run_oracle(
+                    item.world, item.task.query, DEFAULT_BUDGETS.max_steps, DEFAULT_BUDGETS.max_parallel_calls
+                )
                 # the single-turn format: cited evidence lines, then the answer on the last line
                 lines = [f"{e.head} {e.relation} {e.tail}" for e in result.evidence] + [result.answer or "none"]
                 out.append("\n".join(lines))
@@ -171,7 +175,9 @@ class HFPolicy(Policy):
         tools = [b.env.schemas if self.native_tools and b.env is not None else None for b in batch]
         return self.generate([b.messages for b in batch], tools=tools)
 
-    def render(self, conversations: list[list[dict[str, Any]]], tools: list[list[dict[str, Any]] | None] | None = None) -> list[str]:
+    def render(
+        self, conversations: list[list[dict[str, Any]]], tools: list[list[dict[str, Any]] | None] | None = None
+    ) -> list[str]:
         """The prompt text of each conversation (``tools[i]``: the schemas given to the template, if any)."""
         tools = tools or [None] * len(conversations)
         return [self.tokenizer.apply_chat_template(c, add_generation_prompt=True, tokenize=False,
@@ -197,7 +203,10 @@ class HFPolicy(Policy):
             else:
                 texts_out, cut = self._generate(texts, n, temperature, start, device)
             for k, i in enumerate(chunk):  # back in the callers' order, the n of a conversation consecutive
-                out[i * n : (i + 1) * n], unfinished[i * n : (i + 1) * n] = texts_out[k * n : (k + 1) * n], cut[k * n : (k + 1) * n]
+                out[i * n : (i + 1) * n], unfinished[i * n : (i + 1) * n] = (
+                    texts_out[k * n : (k + 1) * n],
+                    cut[k * n : (k + 1) * n],
+                )
         self.last_unfinished = unfinished  # per completion: no end-of-turn token within max_new_tokens
         return out
 
@@ -263,8 +272,15 @@ class OpenAIPolicy(Policy):
 
     def _request(self, path: str, payload: dict[str, Any] | None) -> dict[str, Any]:
         data = json.dumps(payload).encode() if payload is not None else None
-        req = urllib.request.Request(self.base_url + path, data=data, method="POST" if data else "GET",
-                                     headers={"Content-Type": "application/json", **({"Authorization": f"Bearer {self.api_key}"} if self.api_key else {})})
+        req = urllib.request.Request(
+            self.base_url + path,
+            data=data,
+            method="POST" if data else "GET",
+            headers={
+                "Content-Type": "application/json",
+                **({"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}),
+            },
+        )
         try:
             with urllib.request.urlopen(req, timeout=self.timeout) as resp:
                 return json.loads(resp.read().decode())
@@ -336,5 +352,7 @@ def make_policy(spec: str, **kwargs: Any) -> Policy:
         url, _, model = spec[len("openai:"):].partition("#")
         if not url or not model:
             raise EvalError(f"expected openai:<base_url>#<model>, got {spec!r}")
-        return OpenAIPolicy(url, model, max_tokens=kwargs.get("max_new_tokens", 64), temperature=kwargs.get("temperature", 0.0))
+        return OpenAIPolicy(
+            url, model, max_tokens=kwargs.get("max_new_tokens", 64), temperature=kwargs.get("temperature", 0.0)
+        )
     return HFPolicy(spec, seed=seed, **kwargs)

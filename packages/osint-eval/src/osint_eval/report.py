@@ -19,7 +19,8 @@ from osint_eval.schema import Comparison, Curve, Estimate, ModelSummary, PairedB
 from osint_gym.files import atomic_write_json, atomic_write_text
 
 CSS = """
-body{font-family:system-ui,-apple-system,Segoe UI,sans-serif;margin:2rem auto;max-width:70rem;color:#1d1d1f;padding:0 1rem}
+body{font-family:system-ui,-apple-system,Segoe UI,sans-serif;margin:2rem auto;max-width:70rem;\
+color:#1d1d1f;padding:0 1rem}
 h1{font-size:1.6rem}h2{font-size:1.25rem;margin-top:2rem;border-bottom:1px solid #ddd}
 table{border-collapse:collapse;margin:.5rem 0 1rem}th,td{border:1px solid #ccc;padding:.25rem .6rem;text-align:right}
 th:first-child,td:first-child{text-align:left}th{background:#f4f4f6}
@@ -36,7 +37,16 @@ def _e(x: Any) -> str:
 
 
 REPORT_FILES = ("report.json", "report.md", "report.html")
-HEADER = ["model", "success [95% CI] (n)", "mean reward [95% CI]", "evidence F1", "steps", "tool calls", "invalid actions", "parse failures"]
+HEADER = [
+    "model",
+    "success [95% CI] (n)",
+    "mean reward [95% CI]",
+    "evidence F1",
+    "steps",
+    "tool calls",
+    "invalid actions",
+    "parse failures",
+]
 
 
 def _pct(e: Estimate | None) -> str:
@@ -64,7 +74,11 @@ def baseline_note(report: Report) -> str | None:
     if b is None:
         return None
     label = b.name if b.label == b.name else f"{b.name} ({b.label})"
-    gaps = [f"{name} {100 * (m.overall.success.mean - b.success.mean):+.1f} pts" for name, m in report.models.items() if name != b.name]
+    gaps = [
+        f"{name} {100 * (m.overall.success.mean - b.success.mean):+.1f} pts"
+        for name, m in report.models.items()
+        if name != b.name
+    ]
     return (f"Strongest scripted baseline: {label}, success {b.success.fmt(pct=True)}"
             + (f"; success minus it: {', '.join(gaps)}" if gaps else "") + ".")
 
@@ -127,12 +141,38 @@ def markdown(report: Report) -> str:
             for group, c in _comparison_rows(comp):
                 if not c.n or c.mcnemar is None:
                     continue
-                rows.append([_md_cell(comp.described), group, str(c.n), _delta(c.success_delta, pct=True), _delta(c.reward_delta),
-                             _delta(c.steps_delta), _delta(c.tool_calls_delta),
-                             f"{c.mcnemar.candidate_only}/{c.mcnemar.base_only}", f"{c.mcnemar.p_value:.3g}"])
-        parts += ["## Paired comparison (candidate minus base, same tasks)", "",
-                  _md_table(["comparison", "group", "n", "success delta [95% CI]", "reward delta [95% CI]", "steps delta [95% CI]",
-                             "tool-call delta [95% CI]", "discordant (cand/base)", "McNemar p"], rows), ""]
+                rows.append(
+                    [
+                        _md_cell(comp.described),
+                        group,
+                        str(c.n),
+                        _delta(c.success_delta, pct=True),
+                        _delta(c.reward_delta),
+                        _delta(c.steps_delta),
+                        _delta(c.tool_calls_delta),
+                        f"{c.mcnemar.candidate_only}/{c.mcnemar.base_only}",
+                        f"{c.mcnemar.p_value:.3g}",
+                    ]
+                )
+        parts += [
+            "## Paired comparison (candidate minus base, same tasks)",
+            "",
+            _md_table(
+                [
+                    "comparison",
+                    "group",
+                    "n",
+                    "success delta [95% CI]",
+                    "reward delta [95% CI]",
+                    "steps delta [95% CI]",
+                    "tool-call delta [95% CI]",
+                    "discordant (cand/base)",
+                    "McNemar p",
+                ],
+                rows,
+            ),
+            "",
+        ]
     if report.curves:
         parts += ["## Training curves", ""]
         for curve in report.curves:
@@ -182,7 +222,10 @@ def success_plot(report: Report) -> str:
         x = np.arange(len(groups)) + i * width
         ax.bar(x, means, width, yerr=[means - lo, hi - means], capsize=3, label=name[:40])
     first = report.models[models[0]].by_difficulty
-    ax.set_xticks(np.arange(len(groups)) + width * (len(models) - 1) / 2, [f"{g}\n(n={first[g].n if g in first else 0})" for g in groups])
+    ax.set_xticks(
+        np.arange(len(groups)) + width * (len(models) - 1) / 2,
+        [f"{g}\n(n={first[g].n if g in first else 0})" for g in groups],
+    )
     ax.set_ylabel("success rate (95% CI)")
     ax.set_ylim(0, 1)
     ax.legend(fontsize=7)
@@ -222,7 +265,13 @@ def reward_plot(report: Report) -> str:
 
     fig, ax = plt.subplots(figsize=(6.5, 3.4))
     for name, episodes in report.episodes.items():
-        ax.hist([e.reward for e in episodes], bins=30, range=(-0.4, 1.6), alpha=0.5, label=f"{name[:40]} (n={len(episodes)})")
+        ax.hist(
+            [e.reward for e in episodes],
+            bins=30,
+            range=(-0.4, 1.6),
+            alpha=0.5,
+            label=f"{name[:40]} (n={len(episodes)})",
+        )
     ax.set_xlabel("episode reward")
     ax.set_ylabel("episodes")
     ax.legend(fontsize=7)
@@ -241,17 +290,26 @@ def _episode_html(ep: EpisodeResult) -> str:
     verdict = '<span class="ok">correct</span>' if ep.correct else '<span class="bad">wrong</span>'
     gold = {tuple(e) for e in ep.gold_evidence}
     agent = {tuple(e) for e in ep.agent_evidence}
-    steps = "".join(f"<li><b>action</b><pre>{_e(t['action'][:2000])}</pre><b>result</b><pre>{_e(t['observation'][:3000])}</pre></li>"
-                    for t in ep.transcript)
-    edges = "".join(f"<tr><td>{_e(' '.join(e))}</td><td>{'yes' if e in gold else 'no'}</td><td>{'yes' if e in agent else 'no'}</td></tr>"
-                    for e in sorted(gold | agent))
+    steps = "".join(
+        (
+            f"<li><b>action</b><pre>{_e(t['action'][:2000])}</pre>"
+            f"<b>result</b><pre>{_e(t['observation'][:3000])}</pre></li>"
+        )
+        for t in ep.transcript
+    )
+    edges = "".join(
+        f"<tr><td>{_e(' '.join(e))}</td><td>{'yes' if e in gold else 'no'}</td>"
+        f"<td>{'yes' if e in agent else 'no'}</td></tr>"
+        for e in sorted(gold | agent)
+    )
     return (
         f"<details><summary>{verdict} <b>{_e(ep.task_id)}</b> ({_e(ep.family)}, {_e(ep.difficulty)}): "
         f"{_e(ep.question[:160])}</summary>"
         f"<p>Question: {_e(ep.question)}</p><p>Submitted: <code>{_e(ep.submitted)}</code> &middot; gold: "
-        f"<code>{_e(', '.join(ep.gold_answers))}</code> &middot; reward {ep.reward:.3f} &middot; steps {ep.steps} &middot; "
-        f"tool calls {ep.tool_calls}</p>"
-        f"<table><thead><tr><th>evidence edge</th><th>gold</th><th>agent</th></tr></thead><tbody>{edges}</tbody></table>"
+        f"<code>{_e(', '.join(ep.gold_answers))}</code> &middot; reward {ep.reward:.3f} &middot; "
+        f"steps {ep.steps} &middot; tool calls {ep.tool_calls}</p>"
+        f"<table><thead><tr><th>evidence edge</th><th>gold</th><th>agent</th></tr></thead>"
+        f"<tbody>{edges}</tbody></table>"
         f"<ol>{steps}</ol></details>"
     )
 
@@ -276,9 +334,21 @@ def render_html(report: Report) -> str:
     if baseline_note(report):
         parts.append(f'<p class="baseline">{_e(baseline_note(report))}</p>')
     if report.comparisons:
-        rows = [[c.described, str(c.overall.n), _delta(c.overall.success_delta, pct=True), _delta(c.overall.reward_delta),
-                 f"{c.overall.mcnemar.p_value:.3g}"] for c in report.comparisons.values() if c.overall.n and c.overall.mcnemar]
-        parts += ["<h2>Paired comparison</h2>", _html_table(["comparison", "n", "success delta [95% CI]", "reward delta [95% CI]", "McNemar p"], rows)]
+        rows = [
+            [
+                c.described,
+                str(c.overall.n),
+                _delta(c.overall.success_delta, pct=True),
+                _delta(c.overall.reward_delta),
+                f"{c.overall.mcnemar.p_value:.3g}",
+            ]
+            for c in report.comparisons.values()
+            if c.overall.n and c.overall.mcnemar
+        ]
+        parts += [
+            "<h2>Paired comparison</h2>",
+            _html_table(["comparison", "n", "success delta [95% CI]", "reward delta [95% CI]", "McNemar p"], rows),
+        ]
     if report.curves:
         parts += [
             "<h2>Training curves</h2>",
@@ -286,10 +356,18 @@ def render_html(report: Report) -> str:
             + "".join(f'<div class="plot">{curve_plot(c)}</div>' for c in report.curves)
             + "</div>",
         ]
-    parts += ["<h2>Plots</h2>", f'<div class="plots"><div class="plot">{success_plot(report)}</div><div class="plot">{reward_plot(report)}</div></div>',
-              "<h2>By difficulty</h2>", _html_table(HEADER, _model_rows(report.models, "by_difficulty")),
-              "<h2>By family</h2>", _html_table(HEADER, _model_rows(report.models, "by_family")),
-              "<h2>Episode explorer</h2>"]
+    parts += [
+        "<h2>Plots</h2>",
+        (
+            f'<div class="plots"><div class="plot">{success_plot(report)}</div>'
+            f'<div class="plot">{reward_plot(report)}</div></div>'
+        ),
+        "<h2>By difficulty</h2>",
+        _html_table(HEADER, _model_rows(report.models, "by_difficulty")),
+        "<h2>By family</h2>",
+        _html_table(HEADER, _model_rows(report.models, "by_family")),
+        "<h2>Episode explorer</h2>",
+    ]
     for name, episodes in report.episodes.items():
         shown = episodes[:MAX_EXPLORER_EPISODES]
         parts.append(f"<h3>{_e(name)} <span class=\"muted\">({len(shown)} of {len(episodes)} episodes)</span></h3>")
@@ -302,10 +380,15 @@ def check_out_dir(out_dir: str | Path, *, overwrite: bool = False) -> Path:
     """Refuse an output folder that is a file, or that already holds a report, unless ``overwrite``."""
     out = Path(out_dir)
     if out.exists() and not out.is_dir():
-        raise EvalError(f"--out {out} is a file, not a folder; name a folder for report.json, report.md and report.html")
+        raise EvalError(
+            f"--out {out} is a file, not a folder; name a folder for report.json, report.md and report.html"
+        )
     existing = [name for name in REPORT_FILES if (out / name).exists()]
     if existing and not overwrite:
-        raise OutputExistsError(f"{out} already holds a report ({', '.join(existing)}); pass --overwrite to replace it, or choose another --out")
+        raise OutputExistsError(
+            f"{out} already holds a report ({', '.join(existing)}); "
+            "pass --overwrite to replace it, or choose another --out"
+        )
     return out
 
 

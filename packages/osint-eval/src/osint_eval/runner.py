@@ -54,17 +54,35 @@ def run_single_turn(policy: Policy, world: World, tasks: list[Task], *, context_
         chunk = tasks[start : start + batch_size]
         contexts = [build_context(world, t, mode=context_mode, n_distractors=n_distractors, decoys=decoys, seed=seed)
                     for t in chunk]
-        batch = [PolicyInput(answer_messages(t, c), t, world, start + i, 0, context=c) for i, (t, c) in enumerate(zip(chunk, contexts))]
+        batch = [
+            PolicyInput(answer_messages(t, c), t, world, start + i, 0, context=c)
+            for i, (t, c) in enumerate(zip(chunk, contexts))
+        ]
         completions = policy.act(batch)
         for task, context, completion in zip(chunk, contexts, completions):
             b = score_completion(task, completion, context)
             parsed = parse_answer(completion, context)
-            results.append(EpisodeResult(
-                task.task_id, task.family, task.difficulty, task.question, list(task.answers), [list(e) for e in task.evidence],
-                parsed.answer, b.correct, b.total, b.to_dict(), b.evidence_f1, 1, 0, int(parsed.error is not None),
-                int(parsed.error is not None), [list(e) for e in parsed.evidence],
-                [{"action": completion, "observation": f"Context:\n{context.text}"}],
-            ))
+            results.append(
+                EpisodeResult(
+                    task.task_id,
+                    task.family,
+                    task.difficulty,
+                    task.question,
+                    list(task.answers),
+                    [list(e) for e in task.evidence],
+                    parsed.answer,
+                    b.correct,
+                    b.total,
+                    b.to_dict(),
+                    b.evidence_f1,
+                    1,
+                    0,
+                    int(parsed.error is not None),
+                    int(parsed.error is not None),
+                    [list(e) for e in parsed.evidence],
+                    [{"action": completion, "observation": f"Context:\n{context.text}"}],
+                )
+            )
         if progress is not None:
             progress.update(len(chunk))
     return results
@@ -87,8 +105,13 @@ class _PolicyAgent:
         self.turn: dict[int, int] = {}
 
     def reset(self, index: int, env: OSINTEnv, observation: str, info: dict[str, Any]) -> None:
-        self.convs[index] = chat.start_messages(observation, info["tools"] if self.full_schemas else None, native=self.native,
-                                                short=self.short, system=self.system)
+        self.convs[index] = chat.start_messages(
+            observation,
+            info["tools"] if self.full_schemas else None,
+            native=self.native,
+            short=self.short,
+            system=self.system,
+        )
         self.seen[index], self.envs[index], self.turn[index] = [observation], env, 0
 
     def act(self, pending: list[tuple[int, str]]) -> list[str | None]:
@@ -143,7 +166,9 @@ def episode_result(record: EpisodeRecord) -> EpisodeResult:
     )
 
 
-def run(policy: Policy, world: World, tasks: list[Task], *, mode: str = "single_turn", **kwargs: Any) -> list[EpisodeResult]:
+def run(
+    policy: Policy, world: World, tasks: list[Task], *, mode: str = "single_turn", **kwargs: Any
+) -> list[EpisodeResult]:
     recorded = policy.recorded(tasks, mode)  # episodes played elsewhere (an Inspect log)
     if recorded is not None:
         if kwargs.get("progress") is not None:

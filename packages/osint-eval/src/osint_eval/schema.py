@@ -7,7 +7,8 @@ Every number with an interval is an `Estimate`; `Estimate.fmt` is the one way a 
 its interval (CLI, Markdown, HTML, leaderboard, osint-selfplay's run summary).
 
 ``to_dict`` writes the JSON shape, ``from_dict`` reads it back; a malformed file gives one
-`ReportError` that names the file and the field (``run1/report.json: report.models.oracle.summary.overall.success.n: missing``).
+`ReportError` that names the file and the field
+(``run1/report.json: report.models.oracle.summary.overall.success.n: missing``).
 """
 
 from __future__ import annotations
@@ -95,8 +96,12 @@ class MetricBlock:
     components: dict[str, float] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        return ({"n": self.n} | {k: getattr(self, k).to_dict() for k in ESTIMATES} | {k: getattr(self, k) for k in RATES}
-                | {"components": dict(self.components)})
+        return (
+            {"n": self.n}
+            | {k: getattr(self, k).to_dict() for k in ESTIMATES}
+            | {k: getattr(self, k) for k in RATES}
+            | {"components": dict(self.components)}
+        )
 
     @classmethod
     def from_dict(cls, d: Any, where: str) -> MetricBlock:
@@ -126,7 +131,8 @@ def _blocks(d: Any, key: str, where: str) -> dict[str, MetricBlock]:
 
 @dataclass(frozen=True)
 class ModelSummary:
-    """``name`` is the role in the report (``base``, ``candidate``, ``oracle``); ``label`` the model or policy evaluated."""
+    """``name`` is the role in the report (``base``, ``candidate``, ``oracle``); ``label`` the model or policy
+    evaluated."""
 
     name: str
     label: str
@@ -175,7 +181,11 @@ class PairedBlock:
     def to_dict(self) -> dict[str, Any]:
         if not self.n:
             return {"n": 0}
-        return {"n": self.n} | {k: getattr(self, k).to_dict() for k in DELTAS} | {"mcnemar": self.mcnemar.to_dict()}  # type: ignore[union-attr]
+        return (
+            {"n": self.n}
+            | {k: getattr(self, k).to_dict() for k in DELTAS}
+            | {"mcnemar": self.mcnemar.to_dict()}  # type: ignore[union-attr]
+        )
 
     @classmethod
     def from_dict(cls, d: Any, where: str) -> PairedBlock:
@@ -214,9 +224,15 @@ class Comparison:
         return f"{self.candidate} ({self.candidate_label}) vs {self.base} ({self.base_label})"
 
     def to_dict(self) -> dict[str, Any]:
-        return {"base": self.base, "candidate": self.candidate, "base_label": self.base_label, "candidate_label": self.candidate_label,
-                "overall": self.overall.to_dict(), "by_difficulty": {k: b.to_dict() for k, b in self.by_difficulty.items()},
-                "by_family": {k: b.to_dict() for k, b in self.by_family.items()}}
+        return {
+            "base": self.base,
+            "candidate": self.candidate,
+            "base_label": self.base_label,
+            "candidate_label": self.candidate_label,
+            "overall": self.overall.to_dict(),
+            "by_difficulty": {k: b.to_dict() for k, b in self.by_difficulty.items()},
+            "by_family": {k: b.to_dict() for k, b in self.by_family.items()},
+        }
 
     @classmethod
     def from_dict(cls, name: str, d: Any, where: str) -> Comparison:
@@ -357,13 +373,22 @@ class Report:
     curves: list[Curve] = field(default_factory=list)  # measured during training (osint-selfplay's runs)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"title": self.title, "mode": self.mode, "seed": self.seed, "dry_run": self.dry_run, "config": self.config,
-                "versions": dict(self.versions), "git_sha": self.git_sha, "out_dir": self.out_dir, "tasks": self.tasks.to_dict(),
-                "models": {k: m.to_dict() for k, m in self.models.items()},
-                "comparisons": {k: c.to_dict() for k, c in self.comparisons.items()},
-                "strongest_baseline": self.strongest_baseline.to_dict() if self.strongest_baseline else None,
-                "curves": [c.to_dict() for c in self.curves],
-                "episodes": {k: [e.to_dict() for e in eps] for k, eps in self.episodes.items()}}
+        return {
+            "title": self.title,
+            "mode": self.mode,
+            "seed": self.seed,
+            "dry_run": self.dry_run,
+            "config": self.config,
+            "versions": dict(self.versions),
+            "git_sha": self.git_sha,
+            "out_dir": self.out_dir,
+            "tasks": self.tasks.to_dict(),
+            "models": {k: m.to_dict() for k, m in self.models.items()},
+            "comparisons": {k: c.to_dict() for k, c in self.comparisons.items()},
+            "strongest_baseline": self.strongest_baseline.to_dict() if self.strongest_baseline else None,
+            "curves": [c.to_dict() for c in self.curves],
+            "episodes": {k: [e.to_dict() for e in eps] for k, eps in self.episodes.items()},
+        }
 
     @classmethod
     def from_dict(cls, d: Any, where: str = "report") -> Report:

@@ -47,7 +47,9 @@ def bootstrap_mean(values: Any, *, seed: int = 0, n_boot: int = DEFAULT_BOOTSTRA
     return Estimate(float(x.mean()), float(lo), float(hi), n)
 
 
-def paired_delta(candidate: Any, base: Any, *, seed: int = 0, n_boot: int = DEFAULT_BOOTSTRAP, alpha: float = 0.05) -> Estimate:
+def paired_delta(
+    candidate: Any, base: Any, *, seed: int = 0, n_boot: int = DEFAULT_BOOTSTRAP, alpha: float = 0.05
+) -> Estimate:
     """Mean of candidate - base over the same items, with a bootstrap interval over items."""
     a, b = np.asarray(candidate, dtype=float), np.asarray(base, dtype=float)
     if a.shape != b.shape:

@@ -49,7 +49,9 @@ def load_tasks(source: str, *, world: str | None = None, family: str | None = No
     them, ``max_new_tokens``, ``temperature``)."""
     try:
         if source.startswith(GENERATOR_PREFIX):
-            return _from_generator(source[len(GENERATOR_PREFIX):], world or "v0:test", limit or 200, seed, generator_options or {})
+            return _from_generator(
+                source[len(GENERATOR_PREFIX) :], world or "v0:test", limit or 200, seed, generator_options or {}
+            )
         if source.endswith(".jsonl") or Path(source).is_file():
             if not Path(source).is_file():
                 raise EvalError(f"task file {source!r} does not exist")
@@ -78,7 +80,9 @@ def _from_generator(model: str, world_ref: str, n: int, seed: int, options: dict
     mode, max_hops = options.get("mode", "fixed"), options.get("max_hops", 2)
     offers = proposals.stream_offers(w, seed, GENERATOR_STREAM, n, mode=mode, max_hops=max_hops,
                                      filters=options.get("offer_filters", False))
-    policy = HFPolicy(model, max_new_tokens=options.get("max_new_tokens", 128), temperature=options.get("temperature", 1.0), seed=seed)
+    policy = HFPolicy(
+        model, max_new_tokens=options.get("max_new_tokens", 128), temperature=options.get("temperature", 1.0), seed=seed
+    )
     try:
         batch = proposals.sample_tasks([w] * len(offers), offers, policy.generate, max_hops=max_hops,
                                        id_prefix="generated-")

@@ -270,7 +270,13 @@ def short_action(calls: list[tuple[str, dict[str, Any]]]) -> str:
     for name, args in calls:
         first = _PARAMS.get(name, [""])[0]
         rest = {k: v for k, v in args.items() if k != first}
-        values = args[first] if name == "answer" and isinstance(args.get(first), list) else [args[first]] if first in args else []
+        values = (
+            args[first]
+            if name == "answer" and isinstance(args.get(first), list)
+            else [args[first]]
+            if first in args
+            else []
+        )
         if name not in ("add_edge", "answer") and values and _item(values[0]).startswith('"'):
             rest, values = {first: values[0], **rest}, []  # a STRING reads better as a field: name="Olga Becker"
         if name != "add_edge" and lines and lines[-1][0] == name and lines[-1][1] == rest and values:

@@ -110,8 +110,10 @@ def episode_messages(first_observation: str, actions: list[str], observations: l
     """A whole episode as a conversation: the start, then each action and the observation it got
     (``observations`` may be one shorter than ``actions``: the last action's observation is left out)."""
     if len(observations) not in (len(actions), len(actions) - 1):
-        raise ValueError(f"episode_messages: {len(actions)} actions need {len(actions)} or {len(actions) - 1} observations, "
-                         f"got {len(observations)}")
+        raise ValueError(
+            f"episode_messages: {len(actions)} actions need {len(actions)} or {len(actions) - 1} observations, "
+            f"got {len(observations)}"
+        )
     messages = start_messages(first_observation, None if native else schemas, native=native, short=short, system=system)
     for k, action in enumerate(actions):
         turn = assistant_message(action, native=native)

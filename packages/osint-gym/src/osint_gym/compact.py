@@ -104,7 +104,9 @@ def _item(value: Any) -> str | None:
         text = word_or_string(rid)
         platform = value.get("platform")
         return platform + ": " + text if isinstance(platform, str) and _WORD.match(platform) else text
-    return word_or_string(repr(value) if isinstance(value, float) else str(value)) if not isinstance(value, list) else None
+    return (
+        word_or_string(repr(value) if isinstance(value, float) else str(value)) if not isinstance(value, list) else None
+    )
 
 
 def _key(name: str) -> str:
@@ -171,7 +173,9 @@ def _one_line(message: Any) -> str:
 def observation_lines(obs: dict[str, Any]) -> list[tuple[str, int | None]]:
     """The observation dict the env builds (as for JSON) as (line, the index of the call whose
     result it is a record or comment line of; None for the header, call lines and the rest)."""
-    lines: list[tuple[str, int | None]] = [(f"step {obs.get('step')}/{obs.get('step', 0) + obs.get('steps_left', 0)}", None)]
+    lines: list[tuple[str, int | None]] = [
+        (f"step {obs.get('step')}/{obs.get('step', 0) + obs.get('steps_left', 0)}", None)
+    ]
     if "error" in obs:
         lines.append((f"error: {_one_line(obs['error'])}", None))
     for k, entry in enumerate(obs.get("results", ())):

@@ -61,8 +61,8 @@ observation is the question alone, without budgets or tools), ``render_mode`` ("
 Given tasks are verified under the env's observation budget (and step / parallel-call budgets no
 smaller than the defaults: a tighter step budget is a harder evaluation of a valid task) unless
 they carry a verification stamp that covers this world and these budgets (sampled and benchmark
-tasks do), so building an env on stamped tasks verifies nothing. ``benchmark`` fixes the world and the tasks: combining it with
-``seed``, ``world_config``, ``world``, ``tasks`` or ``task_seed`` is an error.
+tasks do), so building an env on stamped tasks verifies nothing. ``benchmark`` fixes the world and
+the tasks: combining it with ``seed``, ``world_config``, ``world``, ``tasks`` or ``task_seed`` is an error.
 ``reset(seed=..., options={"task": Task|dict, "task_index": int, "family": str, "difficulty": str})``.
 Without ``tasks``, a reset serves the next task of a `TaskStream`: sampler indices from a start that a
 seeded reset draws, verified in batches ahead of serving, so a seed serves the same tasks in any process.
@@ -123,20 +123,31 @@ class OSINTEnv(gym.Env[str, str]):
         describe_tools: bool = True,
     ) -> None:
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ConfigError(f"render_mode must be one of {self.metadata['render_modes']} or None, got {render_mode!r}")
+            raise ConfigError(
+                f"render_mode must be one of {self.metadata['render_modes']} or None, got {render_mode!r}"
+            )
         if difficulty is not None and difficulty not in DIFFICULTIES:
             raise ConfigError(f"difficulty must be one of {DIFFICULTIES} or None, got {difficulty!r}")
         if seed is not None:
             check_seed(seed)
-        self.render_mode, self.budgets = render_mode, Budgets(max_steps, max_parallel_calls, max_observation_chars, observation_format)
+        self.render_mode, self.budgets = (
+            render_mode,
+            Budgets(max_steps, max_parallel_calls, max_observation_chars, observation_format),
+        )
         if not isinstance(describe_tools, bool):
             raise ConfigError(f"describe_tools must be true or false, got {describe_tools!r}")
         self.observation_format, self.describe_tools, self.max_steps = observation_format, describe_tools, max_steps
         self.max_parallel_calls, self.max_observation_chars = max_parallel_calls, max_observation_chars
-        self.reward_config = RewardConfig.from_dict(reward_config) if isinstance(reward_config, dict) else (reward_config or RewardConfig())
+        self.reward_config = (
+            RewardConfig.from_dict(reward_config)
+            if isinstance(reward_config, dict)
+            else (reward_config or RewardConfig())
+        )
         self.difficulty, self.family = difficulty, family
         if benchmark is not None:
-            world, tasks = self._benchmark(benchmark, seed=seed, world_config=world_config, world=world, tasks=tasks, task_seed=task_seed)
+            world, tasks = self._benchmark(
+                benchmark, seed=seed, world_config=world_config, world=world, tasks=tasks, task_seed=task_seed
+            )
         if world is None:
             cfg = WorldConfig.from_dict(world_config) if isinstance(world_config, dict) else world_config
             world = cached_world(cfg or WorldConfig(), seed or 0)
@@ -147,7 +158,11 @@ class OSINTEnv(gym.Env[str, str]):
         self._streams: dict[tuple[str | None, str | None], TaskStream] = {}
         self._stream_start: int | None = None
         if tasks is not None:
-            kept = [t for t in tasks if (family is None or t.family == family) and (difficulty is None or t.difficulty == difficulty)]
+            kept = [
+                t
+                for t in tasks
+                if (family is None or t.family == family) and (difficulty is None or t.difficulty == difficulty)
+            ]
             if not kept:
                 raise ConfigError("no task left after the family/difficulty filters")
             self.tasks = [verified(world, t, self.budgets) for t in kept]  # stamped tasks pass through as they are
@@ -206,8 +221,12 @@ class OSINTEnv(gym.Env[str, str]):
 
     def _info(self, **extra: Any) -> dict[str, Any]:
         info = {
-            "step": self._steps, "critical_steps": self._steps, "tool_calls": self._tool_calls,
-            "invalid_actions": self._invalid, "parse_failures": self._parse_failures, "evidence_edges": len(self._graph),
+            "step": self._steps,
+            "critical_steps": self._steps,
+            "tool_calls": self._tool_calls,
+            "invalid_actions": self._invalid,
+            "parse_failures": self._parse_failures,
+            "evidence_edges": len(self._graph),
         }
         info.update(extra)
         return info
@@ -240,7 +259,13 @@ class OSINTEnv(gym.Env[str, str]):
 
     def step(self, action: Any) -> tuple[str, float, bool, bool, dict[str, Any]]:
         if self._end != "running":
-            return self._fit({"error": "the episode is over; call reset()"}), 0.0, True, False, {"action_error": "episode over"}
+            return (
+                self._fit({"error": "the episode is over; call reset()"}),
+                0.0,
+                True,
+                False,
+                {"action_error": "episode over"},
+            )
         self._steps += 1
         parsed = parse_action(action)
         results: list[dict[str, Any]] = []
@@ -258,7 +283,11 @@ class OSINTEnv(gym.Env[str, str]):
         truncated = not terminated and self._steps >= self.max_steps
         extra: dict[str, Any] = {"action_error": error}
         if terminated:
-            flat = [v for c in answer_calls for v in (c.args["entity_id"] if isinstance(c.args["entity_id"], list) else [c.args["entity_id"]])]
+            flat = [
+                v
+                for c in answer_calls
+                for v in (c.args["entity_id"] if isinstance(c.args["entity_id"], list) else [c.args["entity_id"]])
+            ]
             self._submitted = flat[0] if len(flat) == 1 else flat
         if terminated or truncated:
             paid_before = self._penalty_paid + reward  # penalties returned by earlier steps
@@ -288,7 +317,10 @@ class OSINTEnv(gym.Env[str, str]):
         tool_calls = [c for c in calls if c.name in self.tools]
         unknown = [c.name for c in calls if c.name not in self.tools and c.name not in ("add_edge", "answer")]
         if unknown:
-            return f"unknown tool {unknown[0][:60]!r}; known: {', '.join(list(self.tools) + ['add_edge', 'answer'])}", []
+            return (
+                f"unknown tool {unknown[0][:60]!r}; known: {', '.join(list(self.tools) + ['add_edge', 'answer'])}",
+                [],
+            )
         if len(tool_calls) > self.max_parallel_calls:
             return f"{len(tool_calls)} tool calls in one step (max {self.max_parallel_calls})", []
         error: str | None = None
@@ -297,10 +329,12 @@ class OSINTEnv(gym.Env[str, str]):
         for call in calls:
             if call.name == "answer":
                 value = call.args.get("entity_id") if isinstance(call.args, dict) and len(call.args) == 1 else None
-                if isinstance(value, str) or (isinstance(value, list) and value and all(isinstance(v, str) for v in value)):
+                if isinstance(value, str) or (
+                    isinstance(value, list) and value and all(isinstance(v, str) for v in value)
+                ):
                     answers.append(call)
                     continue
-                entry: dict[str, Any] = {"call": "answer", "ok": False, "error": "answer needs {\"entity_id\": \"<id>\"}"}
+                entry: dict[str, Any] = {"call": "answer", "ok": False, "error": 'answer needs {"entity_id": "<id>"}'}
             elif call.name == "add_edge":
                 message = self._add_edge(call.args)
                 entry = {"call": "add_edge", "ok": message is None}

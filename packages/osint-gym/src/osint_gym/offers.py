@@ -60,9 +60,15 @@ class Offer:
     @classmethod
     def from_json(cls, text: str) -> Offer:
         d = json.loads(text)
-        return cls(d["mode"], d["start"], tuple(Edge(*e) for e in d["path"]), tuple(Edge(*e) for e in d["context"]), d.get("offer_id", ""),
-                   tuple(tuple(Edge(*e) for e in c) for c in d.get("choices", [])),
-                   tuple(Query.from_dict(q) for q in d.get("queries", [])))
+        return cls(
+            d["mode"],
+            d["start"],
+            tuple(Edge(*e) for e in d["path"]),
+            tuple(Edge(*e) for e in d["context"]),
+            d.get("offer_id", ""),
+            tuple(tuple(Edge(*e) for e in c) for c in d.get("choices", [])),
+            tuple(Query.from_dict(q) for q in d.get("queries", [])),
+        )
 
 
 def chain_query(start: str, edges: tuple[Edge, ...]) -> tuple[Query, list[str]] | None:
@@ -118,10 +124,17 @@ def _path_templates(world: World, max_hops: int, filters: bool = False) -> list[
     for name in list_families():
         fam = create_family(name)
         for difficulty in fam.difficulties_for(world):
-            templates += [t if filters else
-                          Template(t.start_type, tuple(dataclasses.replace(s, target_type=None, platform=None, disambiguate=False)
-                                                       for s in t.steps), t.start_if)
-                          for t in fam.templates(difficulty) if len(t.steps) <= max_hops]
+            templates += [
+                t
+                if filters
+                else Template(
+                    t.start_type,
+                    tuple(dataclasses.replace(s, target_type=None, platform=None, disambiguate=False) for s in t.steps),
+                    t.start_if,
+                )
+                for t in fam.templates(difficulty)
+                if len(t.steps) <= max_hops
+            ]
     if not templates:
         raise ConfigError(f"no path templates of at most {max_hops} hops in this world")
     return templates
@@ -138,8 +151,15 @@ def _verified_path(world: World, template: Template, rng: random.Random,
     if query.evaluate(world) != [path[-1]]:
         return None
     edges = tuple(query.evidence(path))
-    task = Task("offer", question_text(world, query, world.type_of(path[-1]), [world.type_of(n) for n in path[1:]], rng),
-                (path[-1],), edges, "generated", difficulty_for_hops(query.n_hops), query)
+    task = Task(
+        "offer",
+        question_text(world, query, world.type_of(path[-1]), [world.type_of(n) for n in path[1:]], rng),
+        (path[-1],),
+        edges,
+        "generated",
+        difficulty_for_hops(query.n_hops),
+        query,
+    )
     return (edges, path, query) if verify_task(world, task).ok else None
 
 
@@ -178,7 +198,9 @@ def make_offer(world: World, seed: int, index: int, *, mode: str = "fixed", max_
             if len(paths) < CHOOSE_PATHS:  # every offer numbers the same count, so any number in range is a task
                 continue
             pairs = list(zip(paths, queries))
-            rng.shuffle(pairs)  # the same permutation as shuffling the paths alone: offers without filters are unchanged
+            rng.shuffle(
+                pairs
+            )  # the same permutation as shuffling the paths alone: offers without filters are unchanged
             return Offer(mode, start, edges, tuple(dict.fromkeys(e for p, _ in pairs for e in p)), f"{seed}-{index}",
                          tuple(p for p, _ in pairs), tuple(q for _, q in pairs) if filters else ())
         context = edges

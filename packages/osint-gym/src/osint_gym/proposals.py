@@ -37,7 +37,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from osint_gym.errors import ConfigError
-from osint_gym.offers import (  # offers live in osint_gym.offers; re-exported here, where callers have always found them
+from osint_gym.offers import (
+    # offers live in osint_gym.offers; re-exported here, where callers have always found them
     CHOOSE_PATHS,
     MAX_PROPOSAL_HOPS,
     OFFER_MODES,
@@ -83,8 +84,11 @@ def generator_messages(world: World, offer: Offer) -> list[dict[str, str]]:
         return [{"role": "system", "content": CHOOSE_SYSTEM_PROMPT}, {"role": "user", "content": user}]
     else:  # the generator picks the start and the path itself
         lines = "; ".join(f"{e.head} {e.relation} {e.tail}" for e in offer.context)
-        names = "; ".join(f"{n} = {world.surface(n)}" for n in dict.fromkeys(x for e in offer.context for x in (e.head, e.tail))
-                          if world.surface(n) != n)
+        names = "; ".join(
+            f"{n} = {world.surface(n)}"
+            for n in dict.fromkeys(x for e in offer.context for x in (e.head, e.tail))
+            if world.surface(n) != n
+        )
         user = f"Graph: {lines}\nNames: {names}"
     return [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": user}]
 
@@ -211,7 +215,9 @@ def validate_proposal(
             return Verdict(FailureReason.NOT_A_PATH, "the evidence edges do not form a chain"), None
         query, path = chain
     if path[-1] != proposal.answer:
-        return Verdict(FailureReason.ANSWER_MISMATCH, f"the evidence chain ends at {path[-1]!r}, not at the answer"), None
+        return Verdict(
+            FailureReason.ANSWER_MISMATCH, f"the evidence chain ends at {path[-1]!r}, not at the answer"
+        ), None
     if len(set(path)) != len(path):
         return Verdict(FailureReason.NOT_A_PATH, "the evidence chain revisits an entity"), None
     task = Task(task_id, proposal.question, (proposal.answer,), tuple(canonical_edge(e) for e in proposal.evidence),
@@ -221,14 +227,18 @@ def validate_proposal(
     return verdict, (task if verdict.ok else None)
 
 
-def resolve_choice(world: World, proposal: Proposal, offer: Offer | None) -> tuple[Proposal, tuple[Query, list[str]]] | Verdict:
+def resolve_choice(
+    world: World, proposal: Proposal, offer: Offer | None
+) -> tuple[Proposal, tuple[Query, list[str]]] | Verdict:
     """A choose-mode proposal as the question, answer and evidence it stands for, with the query and
     the entities it visits: its number is the offered path it names, and osint-gym phrases the
     question (seeded by the offer and the number). A `Verdict` says why it stands for none."""
     if offer is None or offer.mode != "choose":
         return Verdict(FailureReason.MALFORMED, "a path number (a P: line) answers a choose-mode offer only")
     if len(proposal.refs) != 1:
-        return Verdict(FailureReason.MALFORMED, f"a choose-mode offer takes one path number (P: k), got {len(proposal.refs)}")
+        return Verdict(
+            FailureReason.MALFORMED, f"a choose-mode offer takes one path number (P: k), got {len(proposal.refs)}"
+        )
     k = proposal.refs[0]
     if not 1 <= k <= len(offer.choices):
         return Verdict(FailureReason.OUT_OF_RANGE, f"path {k} was not offered (paths 1..{len(offer.choices)})")
@@ -267,7 +277,9 @@ def validate_sampled(
         if task is not None and not seen.admit(task):
             reason, task = FailureReason.DUPLICATE.value, None
         batch.reasons[reason] = batch.reasons.get(reason, 0) + 1
-        batch.records.append({"offer_id": offer.offer_id, "completion": completion, "reason": reason, "detail": verdict.detail})
+        batch.records.append(
+            {"offer_id": offer.offer_id, "completion": completion, "reason": reason, "detail": verdict.detail}
+        )
         if task is not None:
             batch.tasks.append(task)
     return batch

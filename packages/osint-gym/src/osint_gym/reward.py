@@ -86,7 +86,10 @@ class RewardConfig:
 
     @property
     def bounds(self) -> tuple[float, float]:
-        return (-(self.penalty_cap + self.multi_candidate_penalty), self.correct + self.evidence_weight + self.efficiency_weight)
+        return (
+            -(self.penalty_cap + self.multi_candidate_penalty),
+            self.correct + self.evidence_weight + self.efficiency_weight,
+        )
 
 
 @dataclass(frozen=True)
@@ -158,7 +161,9 @@ def judge_answer(submitted: Any, gold: Iterable[str], known: Container[str] = ()
     return bool(candidates) and candidates[0] in gold_set, False
 
 
-def evidence_scores(predicted: Iterable[Edge | tuple[str, str, str]], gold: Iterable[Edge | tuple[str, str, str]]) -> tuple[float, float, float]:
+def evidence_scores(
+    predicted: Iterable[Edge | tuple[str, str, str]], gold: Iterable[Edge | tuple[str, str, str]]
+) -> tuple[float, float, float]:
     """(precision, recall, F1) of predicted edges against gold; symmetric relations unordered."""
     pred = {canonical_edge(e) for e in predicted}
     ref = {canonical_edge(e) for e in gold}
@@ -206,4 +211,6 @@ def score_episode(
     efficiency_part = cfg.efficiency_weight * efficiency(critical_steps, max_steps) if correct else 0.0
     penalty = -(min(penalties_paid, cfg.penalty_cap) + (cfg.multi_candidate_penalty if multiple else 0.0))
     total = answer_part + evidence_part + efficiency_part + penalty
-    return RewardBreakdown(answered, correct, multiple, p, r, f1, answer_part, evidence_part, efficiency_part, penalty, total)
+    return RewardBreakdown(
+        answered, correct, multiple, p, r, f1, answer_part, evidence_part, efficiency_part, penalty, total
+    )

@@ -67,7 +67,9 @@ class Context:
             return None
 
 
-def distractor_edges(world: World, around: Iterable[str], exclude: Iterable[Edge], rng: random.Random, n: int) -> list[Edge]:
+def distractor_edges(
+    world: World, around: Iterable[str], exclude: Iterable[Edge], rng: random.Random, n: int
+) -> list[Edge]:
     """Up to ``n`` edges incident to the entities ``around``, shuffled by ``rng``: each edge once
     and none of ``exclude``, both up to symmetry (a ``knows`` edge is the same edge both ways).
 
@@ -124,7 +126,9 @@ def _filter_edges(world: World, filters: Iterable[Filter], node: str, rng: rando
         if f.relation in ATTRIBUTE_FILTERS:
             continue
         if f.holds(world, node):
-            out.append(Edge(node, f.relation, f.value) if f.direction is Direction.OUT else Edge(f.value, f.relation, node))
+            out.append(
+                Edge(node, f.relation, f.value) if f.direction is Direction.OUT else Edge(f.value, f.relation, node)
+            )
             continue
         values = world.neighbors(node, f.relation, f.direction)
         if values:
@@ -148,7 +152,9 @@ def decoy_chain(world: World, query: Query, start: str, avoid: set[str], rng: ra
     return list(dict.fromkeys(canonical_edge(e) for e in edges))  # a filter may repeat a hop's edge
 
 
-def _context_edges(world: World, task: Task, rng: random.Random, n_distractors: int, decoys: int) -> tuple[list[Edge], list[str]]:
+def _context_edges(
+    world: World, task: Task, rng: random.Random, n_distractors: int, decoys: int
+) -> tuple[list[Edge], list[str]]:
     """Gold evidence, ``decoys`` decoy chains from other start entities, ``n_distractors`` edges around the
     entities the question names, then padding so that every candidate of the answer type appears as often
     as the most frequent one; and the decoys' start entities (written by name like the question's start).
@@ -185,7 +191,9 @@ def _padding(world: World, task: Task, edges: list[Edge], named: set[str], rng: 
     """World edges that raise every candidate of the answer type to the count of the most frequent one
     (the other end of a padding edge is never of the answer type, so no new candidate appears)."""
     atype = task.answer_type
-    counts = Counter(n for e in edges for n in (e.head, e.tail) if n not in named and n in world and world.type_of(n) == atype)
+    counts = Counter(
+        n for e in edges for n in (e.head, e.tail) if n not in named and n in world and world.type_of(n) == atype
+    )
     if not counts:
         return []
     target, have, out = max(counts.values()), set(edges), []
@@ -340,8 +348,11 @@ def _parse_json_answer(text: str) -> ParsedAnswer:
     parsed = parse_action(text)
     answers = [c for c in parsed.calls if c.name == "answer" and isinstance(c.args, dict)]
     edges = tuple(
-        Edge(c.args["src"], c.args["rel"], c.args["dst"]) for c in parsed.calls
-        if c.name == "add_edge" and isinstance(c.args, dict) and all(isinstance(c.args.get(k), str) for k in ("src", "rel", "dst"))
+        Edge(c.args["src"], c.args["rel"], c.args["dst"])
+        for c in parsed.calls
+        if c.name == "add_edge"
+        and isinstance(c.args, dict)
+        and all(isinstance(c.args.get(k), str) for k in ("src", "rel", "dst"))
     )
     if answers:
         value = answers[0].args.get("entity_id")
@@ -361,8 +372,15 @@ def score_completion(task: Task, completion: str, context: Context, cfg: RewardC
     invalid = len(cited - shown) + (1 if parsed.error else 0)
     shown_entities = {n for e in context.edges for n in (e.head, e.tail)}  # a KG name with a comma is one entity
     return score_episode(
-        gold_answers=task.answers, gold_evidence=task.evidence, submitted=parsed.answer, evidence=supported,
-        critical_steps=1, max_steps=1, penalties_paid=invalid * cfg.invalid_action_penalty, cfg=cfg, known=shown_entities,
+        gold_answers=task.answers,
+        gold_evidence=task.evidence,
+        submitted=parsed.answer,
+        evidence=supported,
+        critical_steps=1,
+        max_steps=1,
+        penalties_paid=invalid * cfg.invalid_action_penalty,
+        cfg=cfg,
+        known=shown_entities,
     )
 
 

@@ -131,7 +131,8 @@ def fit_json(data: dict[str, Any], max_chars: int) -> str:
 
 
 def fit_json_cut(data: dict[str, Any], max_chars: int) -> tuple[str, bool]:
-    """(text, whether anything was cut): ``data`` as compact JSON within ``max_chars``, still valid JSON, saying what was cut.
+    """(text, whether anything was cut): ``data`` as compact JSON within ``max_chars``, still valid JSON,
+    saying what was cut.
 
     Cutting drops the last items of the longest lists (search hits, records, comments) one at a
     time, so every record that remains is whole, and sets ``"truncated"`` to how many items were

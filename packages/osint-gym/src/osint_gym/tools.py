@@ -133,7 +133,8 @@ def _text_index(world: World, etype: str) -> dict[str, dict[str, None]]:
     index = world.cache.get(key)
     if index is None:
         index = {}
-        render = _RENDER[etype].__wrapped__  # type: ignore[attr-defined]  # not cached: the index reads every record once
+        # not cached: the index reads every record once
+        render = _RENDER[etype].__wrapped__  # type: ignore[attr-defined]
         for rid in world.ids(etype):
             for tok in dict.fromkeys(tokenize(json.dumps(render(world, rid), ensure_ascii=False))):
                 index.setdefault(tok, {})[rid] = None
@@ -172,7 +173,11 @@ def get_thread(world: World, notes: Notes, thread_id: str) -> ToolOutput:
 @views.cached_record
 def _posts_page(world: World, aid: str, relation: str, direction: str, limit: int) -> views.Record:
     posts = [p for p in world.neighbors(aid, relation, direction) if world.type_of(p) == "post"]
-    return {"account": views.ref(world, aid), "total": len(posts), "posts": [views.post_record(world, p) for p in posts[:limit]]}
+    return {
+        "account": views.ref(world, aid),
+        "total": len(posts),
+        "posts": [views.post_record(world, p) for p in posts[:limit]],
+    }
 
 
 def _posts_about(world: World, notes: Notes, account: str, relation: str, direction: str, limit: int) -> ToolOutput:
@@ -245,7 +250,13 @@ def _str(desc: str) -> dict[str, Any]:
     return {"type": "string", "description": desc}
 
 
-_LIMIT = {"type": "integer", "description": "Maximum results.", "minimum": 1, "maximum": MAX_LIMIT, "default": DEFAULT_LIMIT}
+_LIMIT = {
+    "type": "integer",
+    "description": "Maximum results.",
+    "minimum": 1,
+    "maximum": MAX_LIMIT,
+    "default": DEFAULT_LIMIT,
+}
 
 
 @dataclass(frozen=True)
@@ -260,10 +271,15 @@ class ToolSpec:
         """OpenAI-style function schema for chat templates."""
         params = {
             "type": "object",
-            "properties": {k: {kk: vv for kk, vv in v.items() if kk != "default"} for k, v in self.parameters["properties"].items()},
+            "properties": {
+                k: {kk: vv for kk, vv in v.items() if kk != "default"} for k, v in self.parameters["properties"].items()
+            },
             "required": list(self.parameters.get("required", [])),
         }
-        return {"type": "function", "function": {"name": self.name, "description": self.description, "parameters": params}}
+        return {
+            "type": "function",
+            "function": {"name": self.name, "description": self.description, "parameters": params},
+        }
 
     def __call__(self, world: World, notes: Notes, args: Any) -> ToolOutput:
         checked = _check_args(self, args)
@@ -284,45 +300,131 @@ def _spec(
 TOOLS: dict[str, ToolSpec] = {
     spec.name: spec
     for spec in (
-        _spec("search_posts", "Full-text search over microblog posts (all words must match).", search_posts,
-              ["query"], query=_str("Words, handles, names or ids to look for."), limit=_LIMIT),
-        _spec("get_post", "Fetch one post: author, text, mentioned accounts, referenced entities.", get_post,
-              ["post_id"], post_id=_str("A post id such as post_12.")),
-        _spec("get_user_posts", "Posts written by an account.", get_user_posts,
-              ["account"], account=_str("Account id or @handle."), limit=_LIMIT),
-        _spec("get_mentions", "Posts that mention an account.", get_mentions,
-              ["account"], account=_str("Account id or @handle."), limit=_LIMIT),
-        _spec("search_threads", "Full-text search over forum threads and their comments.", search_threads,
-              ["query"], query=_str("Words, handles, names or ids to look for."), limit=_LIMIT),
-        _spec("get_thread", "Fetch one forum thread with its comments.", get_thread,
-              ["thread_id"], thread_id=_str("A thread id such as thread_3.")),
-        _spec("get_user_activity", "Forum threads an account started and threads it commented on.", get_user_activity,
-              ["account"], account=_str("Account id or @handle."), limit=_LIMIT),
-        _spec("get_profile", "The public page of any entity: a person's directory entry, an account profile, "
-              "an organization, location, event, post or thread.", get_profile,
-              ["handle_or_id"], kg=True, handle_or_id=_str("An entity id, an @handle or an exact name.")),
-        _spec("search_people", "Search the people directory by name, employer and/or city (all given filters must match).",
-              search_people, [], kg=True, name=_str("Words of the person's name."),
-              organization=_str("Organization id or exact name."), location=_str("Location id or exact name."), limit=_LIMIT),
-        _spec("get_connections", "Who a person knows, or whom an account follows and is followed by.", get_connections,
-              ["person_or_account"], kg=True, person_or_account=_str("Person id, account id or @handle."),
-              relation=_str("Imported graphs only: restrict to one relation.")),
-        _spec("search_notes", "Search the records you already retrieved in this episode.", search_notes,
-              ["query"], kg=True, query=_str("Words to look for."), limit=_LIMIT),
+        _spec(
+            "search_posts",
+            "Full-text search over microblog posts (all words must match).",
+            search_posts,
+            ["query"],
+            query=_str("Words, handles, names or ids to look for."),
+            limit=_LIMIT,
+        ),
+        _spec(
+            "get_post",
+            "Fetch one post: author, text, mentioned accounts, referenced entities.",
+            get_post,
+            ["post_id"],
+            post_id=_str("A post id such as post_12."),
+        ),
+        _spec(
+            "get_user_posts",
+            "Posts written by an account.",
+            get_user_posts,
+            ["account"],
+            account=_str("Account id or @handle."),
+            limit=_LIMIT,
+        ),
+        _spec(
+            "get_mentions",
+            "Posts that mention an account.",
+            get_mentions,
+            ["account"],
+            account=_str("Account id or @handle."),
+            limit=_LIMIT,
+        ),
+        _spec(
+            "search_threads",
+            "Full-text search over forum threads and their comments.",
+            search_threads,
+            ["query"],
+            query=_str("Words, handles, names or ids to look for."),
+            limit=_LIMIT,
+        ),
+        _spec(
+            "get_thread",
+            "Fetch one forum thread with its comments.",
+            get_thread,
+            ["thread_id"],
+            thread_id=_str("A thread id such as thread_3."),
+        ),
+        _spec(
+            "get_user_activity",
+            "Forum threads an account started and threads it commented on.",
+            get_user_activity,
+            ["account"],
+            account=_str("Account id or @handle."),
+            limit=_LIMIT,
+        ),
+        _spec(
+            "get_profile",
+            "The public page of any entity: a person's directory entry, an account profile, "
+            "an organization, location, event, post or thread.",
+            get_profile,
+            ["handle_or_id"],
+            kg=True,
+            handle_or_id=_str("An entity id, an @handle or an exact name."),
+        ),
+        _spec(
+            "search_people",
+            "Search the people directory by name, employer and/or city (all given filters must match).",
+            search_people,
+            [],
+            kg=True,
+            name=_str("Words of the person's name."),
+            organization=_str("Organization id or exact name."),
+            location=_str("Location id or exact name."),
+            limit=_LIMIT,
+        ),
+        _spec(
+            "get_connections",
+            "Who a person knows, or whom an account follows and is followed by.",
+            get_connections,
+            ["person_or_account"],
+            kg=True,
+            person_or_account=_str("Person id, account id or @handle."),
+            relation=_str("Imported graphs only: restrict to one relation."),
+        ),
+        _spec(
+            "search_notes",
+            "Search the records you already retrieved in this episode.",
+            search_notes,
+            ["query"],
+            kg=True,
+            query=_str("Words to look for."),
+            limit=_LIMIT,
+        ),
     )
 }
 
 # Actions that are not lookups; their schemas go to the agent with the tools.
 CONTROL_SCHEMAS: list[dict[str, Any]] = [
-    {"type": "function", "function": {
-        "name": "add_edge", "description": "Add an edge shown by a record you retrieved to your evidence graph.",
-        "parameters": {"type": "object", "properties": {
-            "src": _str("Head entity id."), "rel": _str("Relation name, e.g. alias_of."), "dst": _str("Tail entity id.")},
-            "required": ["src", "rel", "dst"]}}},
-    {"type": "function", "function": {
-        "name": "answer", "description": "Submit one entity id as the final answer; ends the episode.",
-        "parameters": {"type": "object", "properties": {"entity_id": _str("The id of the entity the question asks for.")},
-                       "required": ["entity_id"]}}},
+    {
+        "type": "function",
+        "function": {
+            "name": "add_edge",
+            "description": "Add an edge shown by a record you retrieved to your evidence graph.",
+            "parameters": {
+                "type": "object",
+                "properties": {
+                    "src": _str("Head entity id."),
+                    "rel": _str("Relation name, e.g. alias_of."),
+                    "dst": _str("Tail entity id."),
+                },
+                "required": ["src", "rel", "dst"],
+            },
+        },
+    },
+    {
+        "type": "function",
+        "function": {
+            "name": "answer",
+            "description": "Submit one entity id as the final answer; ends the episode.",
+            "parameters": {
+                "type": "object",
+                "properties": {"entity_id": _str("The id of the entity the question asks for.")},
+                "required": ["entity_id"],
+            },
+        },
+    },
 ]
 
 

@@ -41,7 +41,10 @@ _PY_TYPES = {"string": str, "integer": int}
 
 def task_rows(tasks: list[Task], split: str) -> list[dict[str, Any]]:
     """Dataset rows for `OSINTToolEnv`: the question as the prompt, the task and its world as columns."""
-    return [{"prompt": [{"role": "user", "content": t.question}], "task": json.dumps(t.to_dict()), "world": split} for t in tasks]
+    return [
+        {"prompt": [{"role": "user", "content": t.question}], "task": json.dumps(t.to_dict()), "world": split}
+        for t in tasks
+    ]
 
 
 def _docstring(description: str, properties: dict[str, dict[str, Any]]) -> str:
@@ -98,7 +101,11 @@ def _control(schema: dict[str, Any]) -> Callable[..., str]:
     name = fn["name"]
 
     def build(given: dict[str, Any]) -> dict[str, Any]:
-        return {"add_edge": [given["src"], given["rel"], given["dst"]]} if name == "add_edge" else {name: given["entity_id"]}
+        return (
+            {"add_edge": [given["src"], given["rel"], given["dst"]]}
+            if name == "add_edge"
+            else {name: given["entity_id"]}
+        )
 
     return _tool_method(name, props, list(fn["parameters"]["required"]), fn["description"], build)
 
@@ -106,9 +113,17 @@ def _control(schema: dict[str, Any]) -> Callable[..., str]:
 class OSINTToolEnv:
     """One OSINT-v0 episode per rollout, its tools as methods (generated from the env's tool specs)."""
 
-    def __init__(self, max_steps: int = DEFAULT_BUDGETS.max_steps, max_parallel_calls: int = DEFAULT_BUDGETS.max_parallel_calls,
-                 max_observation_chars: int = 4000) -> None:
-        self.max_steps, self.max_parallel_calls, self.max_observation_chars = max_steps, max_parallel_calls, max_observation_chars
+    def __init__(
+        self,
+        max_steps: int = DEFAULT_BUDGETS.max_steps,
+        max_parallel_calls: int = DEFAULT_BUDGETS.max_parallel_calls,
+        max_observation_chars: int = 4000,
+    ) -> None:
+        self.max_steps, self.max_parallel_calls, self.max_observation_chars = (
+            max_steps,
+            max_parallel_calls,
+            max_observation_chars,
+        )
         self.env: Any = None  # an OSINTEnv, or anything with its step() (the remote adapter's client)
         self.done = False
 
@@ -116,8 +131,13 @@ class OSINTToolEnv:
         from osint_gym.benchmark import benchmark_world
 
         task = Task.from_dict(json.loads(row["task"]) if isinstance(row["task"], str) else row["task"])
-        self.env = OSINTEnv(world=benchmark_world(row.get("world", "v0:train")), tasks=[task], max_steps=self.max_steps,
-                            max_parallel_calls=self.max_parallel_calls, max_observation_chars=self.max_observation_chars)
+        self.env = OSINTEnv(
+            world=benchmark_world(row.get("world", "v0:train")),
+            tasks=[task],
+            max_steps=self.max_steps,
+            max_parallel_calls=self.max_parallel_calls,
+            max_observation_chars=self.max_observation_chars,
+        )
         obs, _ = self.env.reset(seed=0, options={"task_index": 0})
         self.done = False
         return obs

@@ -47,19 +47,43 @@ def git_sha() -> str | None:
 
 
 def package_versions() -> dict[str, str | None]:
-    return _versions(("osint-gym", "osint-selfplay", "osint-eval", "torch", "transformers", "trl", "peft", "datasets", "accelerate"))
+    return _versions(
+        ("osint-gym", "osint-selfplay", "osint-eval", "torch", "transformers", "trl", "peft", "datasets", "accelerate")
+    )
 
 
 def write_model_card(folder: Path, *, base_model: str, role: str, config: dict[str, Any], data: dict[str, Any],
                      metrics: dict[str, Any]) -> None:
     """A README.md model card: base model, config, data, the round's metrics."""
     lines = [
-        "---", "library_name: transformers", "tags: [osint-gym, osint-selfplay, grpo, trl]", f"base_model: {base_model}", "---", "",
-        f"# osint-selfplay {role}", "",
-        f"Trained by osint-selfplay on OSINT-v0 (osint-gym) from `{base_model}`.", "",
-        "## Data", "", "```json", json.dumps(data, indent=2, sort_keys=True, default=str), "```", "",
-        "## Metrics of this phase", "", "```json", json.dumps(metrics, indent=2, sort_keys=True, default=str), "```", "",
-        "## Configuration", "", "```json", json.dumps(config, indent=2, sort_keys=True, default=str), "```", "",
+        "---",
+        "library_name: transformers",
+        "tags: [osint-gym, osint-selfplay, grpo, trl]",
+        f"base_model: {base_model}",
+        "---",
+        "",
+        f"# osint-selfplay {role}",
+        "",
+        f"Trained by osint-selfplay on OSINT-v0 (osint-gym) from `{base_model}`.",
+        "",
+        "## Data",
+        "",
+        "```json",
+        json.dumps(data, indent=2, sort_keys=True, default=str),
+        "```",
+        "",
+        "## Metrics of this phase",
+        "",
+        "```json",
+        json.dumps(metrics, indent=2, sort_keys=True, default=str),
+        "```",
+        "",
+        "## Configuration",
+        "",
+        "```json",
+        json.dumps(config, indent=2, sort_keys=True, default=str),
+        "```",
+        "",
     ]
     (folder / "README.md").write_text("\n".join(lines), encoding="utf-8")
 

@@ -1,7 +1,8 @@
-"""``osint-selfplay``: train (self-play rounds), controls (a finished run's controls), generate (sample + validate tasks from a generator),
-push (a run folder to the Hub) and launch (a run as a Hugging Face Job).
+"""``osint-selfplay``: train (self-play rounds), controls (a finished run's controls), generate (sample + validate
+tasks from a generator), push (a run folder to the Hub) and launch (a run as a Hugging Face Job).
 
-``--help`` imports no torch, trl or transformers: the functions that use them import them (see the package docstring).
+``--help`` imports no torch, trl or transformers: the functions that use them import them (see the package
+docstring).
 """
 
 from __future__ import annotations
@@ -29,32 +30,70 @@ from osint_selfplay.streams import GENERATE
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="osint-selfplay", description="Adversarial generator/answerer self-play on OSINT-v0 with TRL GRPO.")
+    p = argparse.ArgumentParser(
+        prog="osint-selfplay", description="Adversarial generator/answerer self-play on OSINT-v0 with TRL GRPO."
+    )
     p.add_argument("--version", action="version", version=f"osint-selfplay {__version__}")
     sub = p.add_subparsers(dest="command", required=True)
     t = sub.add_parser("train", help="run self-play rounds from a TOML config")
-    t.add_argument("--config", help="TOML run config (without one: the built-in defaults, a smaller tiny-model CPU run; `hatch run train` uses configs/selfplay/tiny-cpu.toml)")
-    t.add_argument("--set", dest="overrides", action="extend", nargs="+", default=[], metavar="KEY=VALUE",
-                   help="override config values (TOML syntax), e.g. --set rounds=3 grpo_answerer.max_steps=10 (repeatable)")
-    t.add_argument("--resume", action="store_true", help="continue the run in output_dir from its first unfinished phase")
-    t.add_argument("--overwrite", action="store_true", help="delete output_dir's earlier run first (without it, a folder holding a run is refused)")
-    t.add_argument("--dry-run", action="store_true", help="materialise every dataset and artifact, skip gradient updates")
+    t.add_argument(
+        "--config",
+        help=(
+            "TOML run config (without one: the built-in defaults, a smaller tiny-model CPU run; "
+            "`hatch run train` uses configs/selfplay/tiny-cpu.toml)"
+        ),
+    )
+    t.add_argument(
+        "--set",
+        dest="overrides",
+        action="extend",
+        nargs="+",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override config values (TOML syntax), e.g. --set rounds=3 grpo_answerer.max_steps=10 (repeatable)",
+    )
+    t.add_argument(
+        "--resume", action="store_true", help="continue the run in output_dir from its first unfinished phase"
+    )
+    t.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="delete output_dir's earlier run first (without it, a folder holding a run is refused)",
+    )
+    t.add_argument(
+        "--dry-run", action="store_true", help="materialise every dataset and artifact, skip gradient updates"
+    )
     g = sub.add_parser("generate", help="sample task proposals from a generator checkpoint and validate them")
     g.add_argument("--model", required=True, help="generator checkpoint (folder, hub id or tiny: spec)")
     g.add_argument("--n", type=int, default=200, help="proposals to sample (default 200)")
     g.add_argument("--out", required=True, help="JSONL file for the valid tasks")
     g.add_argument("--split", default="v0:train", help="benchmark split whose world the tasks are about")
-    g.add_argument("--mode", choices=["fixed", "generate", "choose"], default="fixed", help="offer mode (canonical_graph_mode)")
+    g.add_argument(
+        "--mode", choices=["fixed", "generate", "choose"], default="fixed", help="offer mode (canonical_graph_mode)"
+    )
     g.add_argument("--max-hops", type=int, default=2)
-    g.add_argument("--offer-filters", action="store_true",
-                   help="choose mode: offer the task families' filtered paths (generator.offer_filters), as a generator trained on them saw")
+    g.add_argument(
+        "--offer-filters",
+        action="store_true",
+        help=(
+            "choose mode: offer the task families' filtered paths (generator.offer_filters), "
+            "as a generator trained on them saw"
+        ),
+    )
     g.add_argument("--temperature", type=float, default=1.0)
     g.add_argument("--seed", type=int, default=0)
-    g.add_argument("--overwrite", action="store_true", help="replace --out if it exists (without it, an existing file is refused)")
-    c = sub.add_parser("controls", help="train a finished run's equal-compute and uniform-task controls from its own models "
-                                        "and add them to its paired evaluation (`hatch run train-controls`)")
+    g.add_argument(
+        "--overwrite", action="store_true", help="replace --out if it exists (without it, an existing file is refused)"
+    )
+    c = sub.add_parser(
+        "controls",
+        help="train a finished run's equal-compute and uniform-task controls from its own models "
+        "and add them to its paired evaluation (`hatch run train-controls`)",
+    )
     c.add_argument("run_dir", help="the run's output_dir (holds run.json and summary.json)")
-    u = sub.add_parser("push", help="upload a run folder (reports, summaries, final models) to a Hugging Face Hub model repo")
+    u = sub.add_parser(
+        "push", help="upload a run folder (reports, summaries, final models) to a Hugging Face Hub model repo"
+    )
     u.add_argument("run_dir", help="the run's output_dir (holds run.json)")
     u.add_argument("--repo-id", required=True, help="user-or-org/name (created if missing)")
     u.add_argument("--private", action="store_true", help="create the repo private")
@@ -82,7 +121,11 @@ def _train(args: argparse.Namespace) -> int:
     overrides = list(args.overrides) + (["dry_run=true"] if args.dry_run else [])
     cfg = load_config(args.config, overrides)
     args.output_dir = cfg.output_dir
-    print(f"osint-selfplay train: {cfg.rounds} round(s) into {cfg.output_dir}; loading torch and TRL ...", file=sys.stderr, flush=True)
+    print(
+        f"osint-selfplay train: {cfg.rounds} round(s) into {cfg.output_dir}; loading torch and TRL ...",
+        file=sys.stderr,
+        flush=True,
+    )
     if args.overwrite and args.resume:
         raise ConfigError("--overwrite and --resume contradict each other; pass one")
     summary = SelfPlayRun(cfg, resume=args.resume, overwrite=args.overwrite).run()
@@ -118,13 +161,19 @@ def _generate(args: argparse.Namespace) -> int:
     batch = proposals.sample_tasks([world] * len(offers), offers, generate, max_hops=args.max_hops, id_prefix="gen-")
     tasks, reasons = batch.tasks, batch.reasons
     save_jsonl(tasks, args.out)
-    print(f"valid: {len(tasks)}/{args.n} ({len(tasks) / args.n:.1%}); reasons: {json.dumps(dict(sorted(reasons.items())))}")
+    print(
+        f"valid: {len(tasks)}/{args.n} ({len(tasks) / args.n:.1%}); "
+        f"reasons: {json.dumps(dict(sorted(reasons.items())))}"
+    )
     print(f"wrote {len(tasks)} tasks to {args.out}")
     return 0
 
 
 def _push(args: argparse.Namespace) -> int:
-    print(f"pushed {args.run_dir} to {args.repo_id}: {push_run(args.run_dir, args.repo_id, private=args.private, revision=args.revision)}")
+    print(
+        f"pushed {args.run_dir} to {args.repo_id}: "
+        f"{push_run(args.run_dir, args.repo_id, private=args.private, revision=args.revision)}"
+    )
     return 0
 
 
@@ -142,7 +191,10 @@ def _launch(args: argparse.Namespace) -> int:
 def _resume_hint(args: argparse.Namespace) -> str:
     """How to continue an interrupted command (finished phases are kept; the unfinished one restarts)."""
     if args.command == "controls":
-        return f"Finished controls are kept in {args.run_dir}; continue with: osint-selfplay controls {shlex.quote(args.run_dir)}"
+        return (
+            f"Finished controls are kept in {args.run_dir}; "
+            f"continue with: osint-selfplay controls {shlex.quote(args.run_dir)}"
+        )
     if args.command != "train":
         return "Nothing was written; run the command again."
     if not getattr(args, "output_dir", None):
@@ -156,7 +208,9 @@ def main(argv: list[str] | None = None) -> int:
     args.argv = list(sys.argv[1:] if argv is None else argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s", datefmt="%H:%M:%S")
     try:
-        return {"train": _train, "controls": _controls, "generate": _generate, "push": _push, "launch": _launch}[args.command](args)
+        return {"train": _train, "controls": _controls, "generate": _generate, "push": _push, "launch": _launch}[
+            args.command
+        ](args)
     except KeyboardInterrupt:
         print(f"osint-selfplay: interrupted. {_resume_hint(args)}", file=sys.stderr)
         return 130

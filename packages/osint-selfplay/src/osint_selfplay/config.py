@@ -60,7 +60,9 @@ class LoraConfig:
     r: int = _f(16, "LoRA rank.")
     alpha: int = _f(32, "LoRA alpha (scaling = alpha / r).")
     dropout: float = _f(0.05, "LoRA dropout.")
-    target_modules: list[str] = _f(["q_proj", "k_proj", "v_proj", "o_proj"], "Modules to adapt (peft LoraConfig.target_modules).")
+    target_modules: list[str] = _f(
+        ["q_proj", "k_proj", "v_proj", "o_proj"], "Modules to adapt (peft LoraConfig.target_modules)."
+    )
 
     def __post_init__(self) -> None:
         _positive("lora.r", self.r)
@@ -82,16 +84,29 @@ class WarmStartConfig:
                                     "to copy early; the main job's rate and its figures: benchmarks/RESULTS.md).")
     batch_size: int = _f(32, "SFT batch size.")
     warmup_steps: int = _f(30, "Linear warm-up steps.")
-    max_length: int = _f(512, "Truncate demonstrations to this many tokens (packed: the packed row's length; longer demonstrations are dropped and counted).")
-    packing: bool = _f(False, "Pack demonstrations into rows of max_length tokens and train with osint-selfplay's own loop "
-                              "(faster than TRL's SFTTrainer for a tiny model on a CPU, benchmarks/RESULTS.md; one "
-                              "process); batch_size then counts packed rows.")
-    rename_words: bool = _f(False, "Multi-turn: each demonstration renames the made-up two-syllable words of its organisation and "
-                                   "event names, consistently within it, to words drawn from all 1,369 "
-                                   "(osint_gym.world.names.rename_made_up_words), so every such word is trained, not only "
-                                   "those the training worlds wrote.")
-    workers: int = _f(1, "Multi-turn: processes that generate the oracle demonstrations (each a pure function of its index: the "
-                         "rows do not depend on this); 2 on a 2-core CPU uses both cores (benchmarks/RESULTS.md).")
+    max_length: int = _f(
+        512,
+        "Truncate demonstrations to this many tokens (packed: the packed row's length; "
+        "longer demonstrations are dropped and counted).",
+    )
+    packing: bool = _f(
+        False,
+        "Pack demonstrations into rows of max_length tokens and train with osint-selfplay's own loop "
+        "(faster than TRL's SFTTrainer for a tiny model on a CPU, benchmarks/RESULTS.md; one "
+        "process); batch_size then counts packed rows.",
+    )
+    rename_words: bool = _f(
+        False,
+        "Multi-turn: each demonstration renames the made-up two-syllable words of its organisation and "
+        "event names, consistently within it, to words drawn from all 1,369 "
+        "(osint_gym.world.names.rename_made_up_words), so every such word is trained, not only "
+        "those the training worlds wrote.",
+    )
+    workers: int = _f(
+        1,
+        "Multi-turn: processes that generate the oracle demonstrations (each a pure function of its index: the "
+        "rows do not depend on this); 2 on a 2-core CPU uses both cores (benchmarks/RESULTS.md).",
+    )
     autocast: str = _f(
         "none",
         "Packed: 'bfloat16' runs SFT's forward and backward under torch.autocast (matrix products in "
@@ -104,11 +119,17 @@ class WarmStartConfig:
     )
     max_seconds: float = _f(0.0, "Packed: stop the warm start after this many seconds of training (0: no limit; "
                                  "epochs and max_steps decide).")
-    decay_fraction: float = _f(0.0, "Packed: the learning rate falls linearly to 0 over this last share of the budget (the epochs' "
-                                    "steps or max_seconds, whichever ends first); 0: constant after the warm-up.")
-    control: bool = _f(False, "Packed: train the equal-compute control (the warm start's schedule stretched by the self-play "
-                              "rounds' wall time, resumed where its decay began) inside the job and evaluate it next to the final model; "
-                              "`osint-selfplay controls RUN_DIR` trains it after the job instead.")
+    decay_fraction: float = _f(
+        0.0,
+        "Packed: the learning rate falls linearly to 0 over this last share of the budget (the epochs' "
+        "steps or max_seconds, whichever ends first); 0: constant after the warm-up.",
+    )
+    control: bool = _f(
+        False,
+        "Packed: train the equal-compute control (the warm start's schedule stretched by the self-play "
+        "rounds' wall time, resumed where its decay began) inside the job and evaluate it next to the final model; "
+        "`osint-selfplay controls RUN_DIR` trains it after the job instead.",
+    )
 
     def __post_init__(self) -> None:
         _choice("warm_start.enabled", self.enabled, ("auto", "on", "off"))
@@ -130,7 +151,12 @@ class WarmStartConfig:
 class GeneratorConfig:
     prompts_per_round: int = _f(64, "Generator training prompts (offers) per round.")
     max_hops: int = _f(2, "Longest evidence path an offer holds (1..4).")
-    offer_filters: bool = _f(False, "canonical_graph_mode = 'choose': offer the task families' own paths, narrowed by filters where a hop has several candidates ('the acquaintance of X who lives in L'), as hard as osint-gym's seed tasks; false: paths unique without filters only.")
+    offer_filters: bool = _f(
+        False,
+        "canonical_graph_mode = 'choose': offer the task families' own paths, narrowed by filters where a hop "
+        "has several candidates ('the acquaintance of X who lives in L'), as hard as osint-gym's seed tasks; "
+        "false: paths unique without filters only.",
+    )
     learnability: str = _f("r_zero", "'r_zero' (1 - 2|p - 0.5|) or 'azr' (1 - p for 0 < p < 1, else 0).")
     solver_samples: int = _f(4, "k: answerer samples per valid proposal to estimate its solve rate p.")
     solver_temperature: float = _f(1.0, "Temperature of those samples.")
@@ -138,7 +164,9 @@ class GeneratorConfig:
     diversity_weight: float = _f(0.3, "Penalty for a near-duplicate of a proposal in the batch or in recent history.")
     grounding_weight: float = _f(0.2, "Weight of the share of evidence edges the offer showed.")
     history_size: int = _f(2048, "Recent valid proposals remembered for the diversity penalty.")
-    duplicate_jaccard: float = _f(0.9, "Question-token Jaccard similarity at or above which proposals are near-duplicates.")
+    duplicate_jaccard: float = _f(
+        0.9, "Question-token Jaccard similarity at or above which proposals are near-duplicates."
+    )
     invalid_rewards: dict[str, float] = _f(
         {"malformed": -1.0, "unknown_entity": -0.8, "edge_not_in_world": -0.7, "not_a_path": -0.6, "too_large": -0.5,
          "answer_mismatch": -0.5, "answer_leaked": -0.5, "ambiguous": -0.4, "start_not_named": -0.3, "unsolvable": -0.2,
@@ -164,28 +192,49 @@ class GeneratorConfig:
 @dataclass(frozen=True)
 class AnswererConfig:
     mode: str = _f("single_turn", "'single_turn' (context in the prompt) or 'multi_turn' (tools in OSINT-v0).")
-    context_mode: str = _f("triples", "Single-turn context: 'triples' (evidence + distractor triples) or 'records' (rendered records).")
+    context_mode: str = _f(
+        "triples", "Single-turn context: 'triples' (evidence + distractor triples) or 'records' (rendered records)."
+    )
     n_distractors: int = _f(6, "Single-turn context: edges around the entities the question names.")
-    decoys: int = _f(3, "Single-turn context: decoy chains (the question's relation pattern from other start entities).")
+    decoys: int = _f(
+        3, "Single-turn context: decoy chains (the question's relation pattern from other start entities)."
+    )
     tasks_per_round: int = _f(256, "Answerer training tasks per round.")
-    generated_share: float = _f(0.5, "Share of those taken from validated generated tasks; the rest are osint-gym seed tasks.")
+    generated_share: float = _f(
+        0.5, "Share of those taken from validated generated tasks; the rest are osint-gym seed tasks."
+    )
     seed_difficulties: list[str] = _f(["easy", "medium"], "Difficulties of the seed tasks.")
-    frontier: list[float] = _f([], "[low, high]: only generated tasks whose estimated solve rate (the frozen answerer's, k samples) "
-                                   "lies in this band train the answerer; seed tasks top up the rest (counted). [] keeps every valid one.")
+    frontier: list[float] = _f(
+        [],
+        "[low, high]: only generated tasks whose estimated solve rate (the frozen answerer's, k samples) "
+        "lies in this band train the answerer; seed tasks top up the rest (counted). [] keeps every valid one.",
+    )
     seed_candidates: int = _f(1, "Dynamic sampling of seed tasks: candidates per seed task. Above 1, the "
                                  "current answerer plays each candidate generator.solver_samples times at "
                                  "grpo_answerer.temperature; those it always or never solves are replaced by "
                                  "the next ones (counted in the summary).")
-    uniform_control: bool = _f(False, "Train the uniform-task control inside the job: the last round's answerer phase again, from "
-                                      "the same model with the same GRPO steps, on osint-gym seed tasks only; `osint-selfplay "
-                                      "controls RUN_DIR` trains it after the job instead.")
-    cite_evidence: bool = _f(True, "Single turn: teach the answerer to copy the evidence lines it follows before the answer (evidence F1).")
+    uniform_control: bool = _f(
+        False,
+        "Train the uniform-task control inside the job: the last round's answerer phase again, from "
+        "the same model with the same GRPO steps, on osint-gym seed tasks only; `osint-selfplay "
+        "controls RUN_DIR` trains it after the job instead.",
+    )
+    cite_evidence: bool = _f(
+        True, "Single turn: teach the answerer to copy the evidence lines it follows before the answer (evidence F1)."
+    )
     max_turns: int = _f(8, "Multi turn: the env's step budget per episode.")
     max_parallel_calls: int = _f(4, "Multi turn: tool calls one action may run in parallel.")
-    max_observation_chars: int = _f(1500, "Multi turn: observations are cut to this many characters (keeps trajectories short).")
-    observation_format: str = _f("json", "Multi turn: the env's observations, 'json' or 'compact' (one record per line, ids only).")
-    action_format: str = _f("json", "Multi turn: the demonstrations' and system prompt's action syntax, 'json' or 'short' "
-                                    "(get_profile person_7, answer person_3); the env accepts both.")
+    max_observation_chars: int = _f(
+        1500, "Multi turn: observations are cut to this many characters (keeps trajectories short)."
+    )
+    observation_format: str = _f(
+        "json", "Multi turn: the env's observations, 'json' or 'compact' (one record per line, ids only)."
+    )
+    action_format: str = _f(
+        "json",
+        "Multi turn: the demonstrations' and system prompt's action syntax, 'json' or 'short' "
+        "(get_profile person_7, answer person_3); the env accepts both.",
+    )
     describe_tools: bool = _f(
         True,
         "Multi turn: false serves no system message and a reset observation of the question alone (the env's "
@@ -229,7 +278,9 @@ class ParlConfig:
     linearly to 0 over ``anneal_steps`` optimizer steps of each answerer phase."""
 
     lambda_parallel: float = _f(0.0, "Weight of r_parallel: the share of tool calls made in parallel steps.")
-    lambda_finish: float = _f(0.0, "Weight of r_finish: the share of parallel calls whose results the evidence or answer used.")
+    lambda_finish: float = _f(
+        0.0, "Weight of r_finish: the share of parallel calls whose results the evidence or answer used."
+    )
     anneal_steps: int = _f(100, "Steps over which both weights fall linearly to 0.")
 
     def __post_init__(self) -> None:
@@ -285,10 +336,15 @@ class EvalConfig:
     limit: int = _f(1000, "Held-out tasks (the same tasks for every model: paired comparison).")
     batch_size: int = _f(128, "Generation batch size.")
     include_untrained: bool = _f(True, "Also evaluate the untrained model.")
-    max_new_tokens: int = _f(160, "Multi turn: tokens a model may generate per turn (also capped by grpo_answerer.max_completion_length).")
-    workers: int = _f(1, "Processes each trained model is evaluated in (osint-eval's workers: each on every N-th task, torch's "
-                         "threads shared out); 2 on a 2-core CPU uses both cores (benchmarks/RESULTS.md); "
-                         "greedy results equal up to float rounding.")
+    max_new_tokens: int = _f(
+        160, "Multi turn: tokens a model may generate per turn (also capped by grpo_answerer.max_completion_length)."
+    )
+    workers: int = _f(
+        1,
+        "Processes each trained model is evaluated in (osint-eval's workers: each on every N-th task, torch's "
+        "threads shared out); 2 on a 2-core CPU uses both cores (benchmarks/RESULTS.md); "
+        "greedy results equal up to float rounding.",
+    )
 
     single_turn_model: str = _f(
         "",
@@ -322,22 +378,42 @@ class RunConfig:
     phase_schedule: str = _f("generator_answerer", "'generator_answerer' or 'answerer_generator_answerer'.")
     model_topology: str = _f("dual", "'dual' (two models) or 'shared' (one model plays both roles).")
     tuning_mode: str = _f("full", "'full' or 'lora' (see [lora]).")
-    canonical_graph_mode: str = _f("fixed", "'fixed' (phrase an offered verified path), 'generate' (pick a path in a subgraph and phrase it) "
-                                       "or 'choose' (pick one of the offered verified paths by its number; osint-gym phrases it).")
-    train_worlds: int = _f(32, "Distinct generated worlds the training data is drawn from (seeds disjoint from the benchmark's), so that a model learns to read its context instead of memorising one world.")
+    canonical_graph_mode: str = _f(
+        "fixed",
+        "'fixed' (phrase an offered verified path), 'generate' (pick a path in a subgraph and phrase it) "
+        "or 'choose' (pick one of the offered verified paths by its number; osint-gym phrases it).",
+    )
+    train_worlds: int = _f(
+        32,
+        "Distinct generated worlds the training data is drawn from (seeds disjoint from the benchmark's), "
+        "so that a model learns to read its context instead of memorising one world.",
+    )
     dry_run: bool = _f(False, "Materialise every dataset and artifact, skip the gradient updates.")
-    torch_threads: int = _f(0, "torch intra-op CPU threads, pinned for reproducibility: CPU float sums are split by thread, so another count changes results in the last bits and then every sample after them. 0: torch's default (the machine's cores), recorded in run.json.")
+    torch_threads: int = _f(
+        0,
+        "torch intra-op CPU threads, pinned for reproducibility: CPU float sums are split by thread, "
+        "so another count changes results in the last bits and then every sample after them. "
+        "0: torch's default (the machine's cores), recorded in run.json.",
+    )
     deterministic: bool = _f(True, "On CUDA: torch.use_deterministic_algorithms(True, warn_only=True) and "
                                    "deterministic cuBLAS (a warning names any op that has no deterministic kernel). "
                                    "Not applied on the CPU, where it slows SFT and runs are byte-identical without it "
                                    "(benchmarks/RESULTS.md).")
     strict: bool = _f(False, "Turn health warnings (zero-variance rewards, unchanged parameters) into errors.")
-    report_to: str | list[str] = _f("none", "TRL report_to, as TRL accepts it: 'none', 'all', 'wandb' or a list such as ['wandb', 'tensorboard'].")
+    report_to: str | list[str] = _f(
+        "none", "TRL report_to, as TRL accepts it: 'none', 'all', 'wandb' or a list such as ['wandb', 'tensorboard']."
+    )
     use_vllm: bool = _f(False, "Generate with vLLM (GPU; needs the vllm extra).")
     vllm_mode: str = _f("colocate", "'colocate' or 'server'.")
     vllm_gpu_memory_utilization: float = _f(0.3, "GRPOConfig.vllm_gpu_memory_utilization (colocate).")
-    vllm_server_base_url: str = _f("", "vllm_mode = 'server': the URL of a running `trl vllm-serve`, e.g. http://10.0.0.5:8000 (GRPOConfig.vllm_server_base_url); checked for /health before any model is loaded.")
-    vllm_server_timeout: float = _f(240.0, "vllm_mode = 'server': seconds TRL waits for the server (GRPOConfig.vllm_server_timeout).")
+    vllm_server_base_url: str = _f(
+        "",
+        "vllm_mode = 'server': the URL of a running `trl vllm-serve`, e.g. http://10.0.0.5:8000 "
+        "(GRPOConfig.vllm_server_base_url); checked for /health before any model is loaded.",
+    )
+    vllm_server_timeout: float = _f(
+        240.0, "vllm_mode = 'server': seconds TRL waits for the server (GRPOConfig.vllm_server_timeout)."
+    )
     model: ModelConfig = field(default_factory=ModelConfig)
     lora: LoraConfig = field(default_factory=LoraConfig)
     warm_start: WarmStartConfig = field(default_factory=WarmStartConfig)
@@ -358,7 +434,11 @@ class RunConfig:
             raise ConfigError(f"generator.offer_filters needs canonical_graph_mode = 'choose' (a proposal in "
                               f"{self.canonical_graph_mode!r} mode cannot state filters)")
         _choice("vllm_mode", self.vllm_mode, ("colocate", "server"))
-        if self.use_vllm and self.vllm_mode == "server" and not self.vllm_server_base_url.startswith(("http://", "https://")):
+        if (
+            self.use_vllm
+            and self.vllm_mode == "server"
+            and not self.vllm_server_base_url.startswith(("http://", "https://"))
+        ):
             raise ConfigError("use_vllm with vllm_mode = 'server' needs vllm_server_base_url = 'http://<host>:<port>' "
                               f"(where `trl vllm-serve` listens); got {self.vllm_server_base_url!r}")
         _positive("vllm_server_timeout", self.vllm_server_timeout)
@@ -386,8 +466,14 @@ class RunConfig:
 
     def to_dict(self) -> dict[str, Any]:
         out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
-        return {k: v.to_dict() if isinstance(v, GRPOPhaseConfig) else dataclasses.asdict(v) if dataclasses.is_dataclass(v) and not isinstance(v, type)
-                else v for k, v in out.items()}
+        return {
+            k: v.to_dict()
+            if isinstance(v, GRPOPhaseConfig)
+            else dataclasses.asdict(v)
+            if dataclasses.is_dataclass(v) and not isinstance(v, type)
+            else v
+            for k, v in out.items()
+        }
 
 
 # ---------------------------------------------------------------------------- loading

@@ -3,8 +3,8 @@
 - the **equal-compute control** (did the rounds beat more SFT with the same compute?): the warm start as
   it would have run with the rounds' compute added to its budget, in its own optimizer steps (`budget_steps`).
   A warm start whose learning rate decays saved its state where the decay began (`osint_selfplay.sft`);
-  the control resumes there, runs the stable phase on and decays over the same share of the longer budget. A warm start at a
-  constant rate is continued from its end, on the demonstrations it had not reached;
+  the control resumes there, runs the stable phase on and decays over the same share of the longer budget.
+  A warm start at a constant rate is continued from its end, on the demonstrations it had not reached;
 - the **uniform-task control** (did self-play tasks beat uniform ones?): the last round's answerer
   phase run again from the model it started from, with the same GRPO steps, seed and seed-task
   stream, on osint-gym seed tasks only (no generated task).
@@ -58,9 +58,11 @@ def train_equal_compute(run: SelfPlayRun) -> Metrics:
     out = run.run_dir(None, "control")
     branch = run.run_dir(None, f"warm_start/{role}") / phases.DECAY_START
     if cfg.warm_start.decay_fraction > 0 and not cfg.dry_run and not branch.is_file():
-        raise ConfigError(f"the equal-compute control resumes the warm start where its decay began, and {branch} is missing "
-                          "(its warm start never reached the decay, or the run predates osint-selfplay saving it): "
-                          "train the control inside the job with warm_start.control = true")
+        raise ConfigError(
+            f"the equal-compute control resumes the warm start where its decay began, and {branch} is missing "
+            "(its warm start never reached the decay, or the run predates osint-selfplay saving it): "
+            "train the control inside the job with warm_start.control = true"
+        )
     warm_models = run.summary.warm_start_models
     if warm_models is None:
         raise ConfigError("the equal-compute control continues the warm start, and this run has none")

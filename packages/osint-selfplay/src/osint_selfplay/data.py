@@ -54,13 +54,17 @@ def seed_tasks(pool: WorldPool, cfg: RunConfig, n: int, offset: int, stream: str
     return out
 
 
-def offer_rows(pool: WorldPool, cfg: RunConfig, start: int, n: int, stream: str = streams.GENERATOR) -> list[dict[str, Any]]:
+def offer_rows(
+    pool: WorldPool, cfg: RunConfig, start: int, n: int, stream: str = streams.GENERATOR
+) -> list[dict[str, Any]]:
     rows = []
     for i in range(start, start + n):
         world = pool.pick(i)
         offer = proposals.make_offer(world, streams.stream_seed(cfg.seed, stream), i, mode=cfg.canonical_graph_mode,
                                      max_hops=cfg.generator.max_hops, filters=cfg.generator.offer_filters)
-        rows.append({"prompt": proposals.generator_messages(world, offer), "offer": offer.to_json(), "world_seed": world.seed})
+        rows.append(
+            {"prompt": proposals.generator_messages(world, offer), "offer": offer.to_json(), "world_seed": world.seed}
+        )
     return rows
 
 
@@ -200,7 +204,9 @@ def as_messages(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 # ---------------------------------------------------------------------------- multi-turn answerer
-def multi_turn_rows(pool: WorldPool, cfg: RunConfig, items: list[tuple[World, Task, str]]) -> tuple[list[dict[str, Any]], int]:
+def multi_turn_rows(
+    pool: WorldPool, cfg: RunConfig, items: list[tuple[World, Task, str]]
+) -> tuple[list[dict[str, Any]], int]:
     """(rows, tasks dropped): rows whose prompt is the episode's opening (system + reset observation).
     A task the tool-only oracle cannot solve under the episode's budgets is dropped and counted
     (generated tasks were verified under the default budgets); rows whose prompt repeats an earlier
@@ -251,7 +257,9 @@ def rename_words(messages: list[dict[str, Any]], key: str) -> list[dict[str, Any
     return [{**m, "content": t} for m, t in zip(messages, texts)]
 
 
-def _demonstrations(pool: WorldPool, cfg: RunConfig, part: int, parts: int) -> tuple[list[tuple[int, dict[str, Any]]], dict[str, int]]:
+def _demonstrations(
+    pool: WorldPool, cfg: RunConfig, part: int, parts: int
+) -> tuple[list[tuple[int, dict[str, Any]]], dict[str, int]]:
     """The demonstrations of items ``part, part + parts, ...`` as (index, row) pairs, and their counts."""
     spec = cfg.answerer.episode_spec()
     rows = []

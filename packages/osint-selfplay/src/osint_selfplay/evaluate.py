@@ -77,7 +77,12 @@ def _run_kwargs(a: Any, batch_size: int) -> dict[str, Any]:
     """osint-eval's runner arguments that serve the held-out tasks as the answerer was trained."""
     if a.mode == "multi_turn":
         return {"spec": a.episode_spec(), "batch_size": batch_size}
-    return {"context_mode": a.context_mode, "n_distractors": a.n_distractors, "decoys": a.decoys, "batch_size": batch_size}
+    return {
+        "context_mode": a.context_mode,
+        "n_distractors": a.n_distractors,
+        "decoys": a.decoys,
+        "batch_size": batch_size,
+    }
 
 
 TRAINED = ("warm_start", "final", "control", "uniform_control")
@@ -96,19 +101,24 @@ def model_order(names: list[str]) -> list[str]:
 def comparison_order(names: list[str], comparisons: list[str]) -> list[str]:
     """``comparisons`` ("candidate vs base") in the order the evaluation ran them (`_pairs`), then any other."""
     ordered = model_order(names)
-    canonical = [f"{c} vs {b}" for b, c in _pairs(ordered, [n for n in ordered if n not in RUN_MODELS and n != "oracle"])]
+    canonical = [
+        f"{c} vs {b}" for b, c in _pairs(ordered, [n for n in ordered if n not in RUN_MODELS and n != "oracle"])
+    ]
     return [c for c in canonical if c in comparisons] + [c for c in comparisons if c not in canonical]
 
 
 def _pairs(names: list[str], baselines: list[str]) -> list[tuple[str, str]]:
-    """(base, candidate) pairs: the run's own steps, the control, then every scripted baseline against each trained model."""
+    """(base, candidate) pairs: the run's own steps, the control, then every scripted baseline against each
+    trained model."""
     own = [("warm_start", "final"), ("control", "final"), ("uniform_control", "final"), ("warm_start", "control"),
            ("warm_start", "uniform_control"), ("untrained", "warm_start"), ("untrained", "final")]
     pairs = own + [(b, c) for b in baselines for c in TRAINED]
     return [(b, c) for b, c in pairs if b in names and c in names]
 
 
-def subset_figures(report: Any, pairs: list[tuple[str, str]], difficulties: tuple[str, ...], seed: int) -> dict[str, Any]:
+def subset_figures(
+    report: Any, pairs: list[tuple[str, str]], difficulties: tuple[str, ...], seed: int
+) -> dict[str, Any]:
     """Success of every model and the paired deltas on the tasks of ``difficulties`` (the issue's
     easy + medium target), from the report's per-task episodes."""
     eps = {name: [e for e in episodes if e.difficulty in difficulties] for name, episodes in report.episodes.items()}
@@ -126,7 +136,11 @@ def _policies(cfg: Any, paths: dict[str, str], *, scripted: bool = True) -> dict
     """Greedy policies of the models in ``paths``, then (``scripted``) the baselines and the oracle."""
     ev, a = cfg.eval, cfg.answerer
     multi = a.mode == "multi_turn"
-    tokens = cfg.grpo_answerer.max_completion_length if not multi else min(cfg.grpo_answerer.max_completion_length, ev.max_new_tokens)
+    tokens = (
+        cfg.grpo_answerer.max_completion_length
+        if not multi
+        else min(cfg.grpo_answerer.max_completion_length, ev.max_new_tokens)
+    )
     policies: dict[str, Any] = {name: HFPolicy(p, batch_size=ev.batch_size, max_new_tokens=tokens, temperature=0.0,
                                                          decoding=cfg.model.decoding)
                                 for name, p in paths.items()}
@@ -141,7 +155,12 @@ def _policies(cfg: Any, paths: dict[str, str], *, scripted: bool = True) -> dict
 
 def _taskset(cfg: Any) -> TaskSet:
     ev = cfg.eval
-    return TaskSet(ev.tasks, benchmark_world(ev.tasks), heldout_tasks(ev.tasks, ev.difficulties, eval_task_limit(ev.limit, cfg.dry_run)), ev.tasks)
+    return TaskSet(
+        ev.tasks,
+        benchmark_world(ev.tasks),
+        heldout_tasks(ev.tasks, ev.difficulties, eval_task_limit(ev.limit, cfg.dry_run)),
+        ev.tasks,
+    )
 
 
 def evaluate_run(run: SelfPlayRun, state: RunState, controls: dict[str, str] | None = None) -> dict[str, Any]:
@@ -174,7 +193,9 @@ def evaluate_controls(run: SelfPlayRun, controls: dict[str, str]) -> dict[str, A
     report = load_report(run.root / "eval" / "report.json")
     before = run.summary.evaluation or {}
     paths = {**before.get("models", {}), **controls}
-    policies = _policies(cfg, {name: path for name, path in controls.items() if name not in report.models}, scripted=False)
+    policies = _policies(
+        cfg, {name: path for name, path in controls.items() if name not in report.models}, scripted=False
+    )
     pairs = _pairs([*report.models, *policies], [*GUESS_NAMES, *SHORTCUTS_BY_MODE[cfg.answerer.mode]])
     try:
         report = extend(report, policies, _taskset(cfg), comparisons=pairs, workers=ev.workers,
@@ -190,15 +211,22 @@ def _write(run: SelfPlayRun, report: Any, paths: dict[str, str], pairs: list[tup
     """Write the report into the run folder and return the run summary's evaluation figures."""
     cfg = run.cfg
     curves = run_curves(run.summary.rounds, run.summary.dev_curve_start, cfg.eval.curve_split)
-    # the run folder is the run's own (its manifest and --resume guard it): a resumed evaluation replaces a partial report
+    # the run folder is the run's own (its manifest and --resume guard it):
+    # a resumed evaluation replaces a partial report
     report = replace(report, out_dir=str(run.root / "eval"), curves=curves)
     write_report(report, run.root / "eval", overwrite=True)
     sampled = [rnd.sampled or {} for rnd in run.summary.rounds]
     result = {
-        "tasks": cfg.eval.tasks, "n_tasks": report.tasks.n, "dry_run": cfg.dry_run, "mode": cfg.answerer.mode,
-        "context_mode": cfg.answerer.context_mode, "models": paths,
+        "tasks": cfg.eval.tasks,
+        "n_tasks": report.tasks.n,
+        "dry_run": cfg.dry_run,
+        "mode": cfg.answerer.mode,
+        "context_mode": cfg.answerer.context_mode,
+        "models": paths,
         "headline": {name: {k: getattr(m.overall, k).to_dict() for k in HEADLINE} for name, m in report.models.items()},
-        "by_difficulty": {name: {d: b.success.to_dict() for d, b in m.by_difficulty.items()} for name, m in report.models.items()},
+        "by_difficulty": {
+            name: {d: b.success.to_dict() for d, b in m.by_difficulty.items()} for name, m in report.models.items()
+        },
         "easy_medium": subset_figures(report, pairs, ("easy", "medium"), cfg.seed),
         "comparisons": {k: c.overall.to_dict() for k, c in report.comparisons.items()},
         "strongest_baseline": report.strongest_baseline.to_dict() if report.strongest_baseline else None,

@@ -75,8 +75,10 @@ class SelfPlayRun:
         self.markers = PhaseMarkers(self.root)
         manifest = self.root / "run.json"
         if manifest.is_file() and not resume and not overwrite:
-            raise ConfigError(f"{self.root} already holds a run; pass --resume to continue it, --overwrite to replace it, "
-                              "or choose another output_dir")
+            raise ConfigError(
+                f"{self.root} already holds a run; pass --resume to continue it, --overwrite to replace it, "
+                "or choose another output_dir"
+            )
         if resume and manifest.is_file():
             saved = config_from_dict(json.loads(manifest.read_text())["config"]).to_dict()
             new = cfg.to_dict()
@@ -173,7 +175,10 @@ class SelfPlayRun:
                     atomic_write_jsonl(out / "demonstrations.jsonl", rows)
                 src = bases.generator if role in ("shared", "generator") else bases.answerer
                 name = cfg.model.generator if role != "answerer" else cfg.model.answerer
-                return {**phases.run_sft(resolve_model(src), rows, cfg, out, role, name), "demonstration_counts": counts}
+                return {
+                    **phases.run_sft(resolve_model(src), rows, cfg, out, role, name),
+                    "demonstration_counts": counts,
+                }
 
             result = self.run_phase(None, f"warm_start_{role}", fn, collective=True)
             if role in ("answerer", "shared"):
@@ -197,7 +202,9 @@ class SelfPlayRun:
             metrics["validity"] = dict(reward.reasons)
             metrics["reward_seconds"] = reward.seconds
             metrics["solver_seconds"] = reward.solver_seconds
-            metrics["frozen_answerer_solve_rate_mean"] = (sum(reward.solve_rates) / len(reward.solve_rates)) if reward.solve_rates else None
+            metrics["frozen_answerer_solve_rate_mean"] = (
+                (sum(reward.solve_rates) / len(reward.solve_rates)) if reward.solve_rates else None
+            )
             metrics["frozen_answerer_unsolvable_under_budget"] = solver.unsolvable if solver is not None else 0
             return metrics
 
@@ -364,7 +371,9 @@ class SelfPlayRun:
             return self._run()
         except Exception:
             if fresh and self.dist.is_main and not any(self.root.rglob("*.done.json")):
-                shutil.rmtree(self.root, ignore_errors=True) if created else (self.root / "run.json").unlink(missing_ok=True)
+                shutil.rmtree(self.root, ignore_errors=True) if created else (self.root / "run.json").unlink(
+                    missing_ok=True
+                )
             raise
 
     def _run(self) -> RunSummary:
@@ -438,5 +447,9 @@ def after_run(run_dir: str | Path) -> RunSummary:
 
 def _one_line(result: dict[str, Any]) -> str:
     keys = ("valid_rate", "reward_first", "reward_last", "seconds", "steps", "examples", "final_loss", "wall_seconds")
-    parts = [f"{k}={result[k]:.3g}" if isinstance(result.get(k), float) else f"{k}={result[k]}" for k in keys if k in result and result[k] is not None]
+    parts = [
+        f"{k}={result[k]:.3g}" if isinstance(result.get(k), float) else f"{k}={result[k]}"
+        for k in keys
+        if k in result and result[k] is not None
+    ]
     return ", ".join(parts) or "done"

@@ -55,8 +55,10 @@ def check_vllm(cfg: RunConfig, probe_seconds: float = 5.0) -> None:
         try:  # urlopen raises for an error status as well (HTTPError and URLError are OSErrors)
             urllib.request.urlopen(url, timeout=probe_seconds).close()  # noqa: S310 - the configured server
         except OSError as exc:
-            raise ConfigError(f"no vLLM server answers at {url} ({getattr(exc, 'reason', exc)}); start one first, e.g. "
-                              "CUDA_VISIBLE_DEVICES=7 trl vllm-serve --model <model> --port 8000 (see the README's scale-out recipe)") from None
+            raise ConfigError(
+                f"no vLLM server answers at {url} ({getattr(exc, 'reason', exc)}); start one first, e.g. "
+                "CUDA_VISIBLE_DEVICES=7 trl vllm-serve --model <model> --port 8000 (see the README's scale-out recipe)"
+            ) from None
     from trl.import_utils import is_vllm_available
 
     if not is_vllm_available():
@@ -69,7 +71,11 @@ def _signature(model: Any) -> dict[str, float]:
     import torch
 
     with torch.no_grad():
-        return {n: float(p.detach().double().sum() + p.detach().double().pow(2).sum()) for n, p in model.named_parameters() if p.requires_grad}
+        return {
+            n: float(p.detach().double().sum() + p.detach().double().pow(2).sum())
+            for n, p in model.named_parameters()
+            if p.requires_grad
+        }
 
 
 def _changed(before: dict[str, float], after: dict[str, float]) -> int:
@@ -87,7 +93,9 @@ class _LogCapture:
                 self.phase = phase
                 self.logs: list[dict[str, Any]] = []
 
-            def on_log(self, args: Any, state: Any, control: Any, logs: dict[str, Any] | None = None, **kw: Any) -> None:
+            def on_log(
+                self, args: Any, state: Any, control: Any, logs: dict[str, Any] | None = None, **kw: Any
+            ) -> None:
                 if logs:
                     self.logs.append({"phase": self.phase, "step": state.global_step, **{k: v for k, v in logs.items()
                                       if isinstance(v, (int, float, str)) or v is None}})
@@ -191,7 +199,9 @@ def _run_packed_sft(model_path: str, rows: list[dict[str, Any]], cfg: RunConfig,
     import torch
 
     if int(os.environ.get("WORLD_SIZE", "1")) > 1:
-        raise ConfigError("warm_start.packing trains in one process; under accelerate launch set warm_start.packing = false")
+        raise ConfigError(
+            "warm_start.packing trains in one process; under accelerate launch set warm_start.packing = false"
+        )
     ws = cfg.warm_start
     device = "cuda" if torch.cuda.is_available() else "cpu"
     model, tokenizer = load_model_and_tokenizer(model_path, dtype=cfg.model.dtype, device=device)
@@ -285,13 +295,31 @@ def grpo_args(phase: GRPOPhaseConfig, cfg: RunConfig, out: Path, seed: int, path
     return grpo_config(phase, cfg, str(out / "trainer"), seed, path)
 
 
-def run_grpo(model_path: str, rows: list[dict[str, Any]], reward: Any, phase: GRPOPhaseConfig, cfg: RunConfig, out: Path,
-             role: str, base_model: str, seed: int, rollout_func: Any = None, probe: Any = None,
-             label: str = "", callbacks: list[Any] | None = None) -> dict[str, Any]:
+def run_grpo(
+    model_path: str,
+    rows: list[dict[str, Any]],
+    reward: Any,
+    phase: GRPOPhaseConfig,
+    cfg: RunConfig,
+    out: Path,
+    role: str,
+    base_model: str,
+    seed: int,
+    rollout_func: Any = None,
+    probe: Any = None,
+    label: str = "",
+    callbacks: list[Any] | None = None,
+) -> dict[str, Any]:
     """One GRPO phase; returns its metrics and health report. ``probe`` (a `curves.DevProbe`): the dev
     curve's points every ``eval.curve_every`` steps and at the end (``dev_curve``, ``curve_seconds``).
     ``callbacks``: more TrainerCallbacks (a benchmark's deadline)."""
-    card = {"base_model": base_model, "role": role, "config": cfg.to_dict(), "data": {"prompts": len(rows)}, "metrics": {}}
+    card = {
+        "base_model": base_model,
+        "role": role,
+        "config": cfg.to_dict(),
+        "data": {"prompts": len(rows)},
+        "metrics": {},
+    }
     if cfg.dry_run:
         copy_model(model_path, out / "final_model", card)
         return {"dry_run": True, "prompts": len(rows)}
@@ -307,9 +335,16 @@ def run_grpo(model_path: str, rows: list[dict[str, Any]], reward: Any, phase: GR
     probing = probe is not None and probe.enabled
     if probing:
         callbacks.append(grpo_callback(probe, tokenizer, label or f"{role} GRPO", points))
-    trainer = GRPOTrainer(model=model_path, reward_funcs=[reward], args=grpo_args(phase, cfg, out, seed, f"grpo_{role}"),
-                          train_dataset=Dataset.from_list(rows), processing_class=tokenizer, callbacks=callbacks,
-                          peft_config=_peft_config(cfg), rollout_func=rollout_func)
+    trainer = GRPOTrainer(
+        model=model_path,
+        reward_funcs=[reward],
+        args=grpo_args(phase, cfg, out, seed, f"grpo_{role}"),
+        train_dataset=Dataset.from_list(rows),
+        processing_class=tokenizer,
+        callbacks=callbacks,
+        peft_config=_peft_config(cfg),
+        rollout_func=rollout_func,
+    )
     lm_head = "plain" if plain_lm_head(trainer) else "trl"  # see trl_compat.plain_lm_head
     before = _signature(trainer.model)
     t0 = time.perf_counter()

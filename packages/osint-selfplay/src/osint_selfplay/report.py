@@ -27,13 +27,23 @@ def _round_lines(rnd: RoundSummary) -> list[str]:
         + (f" ({s['solve_rate_samples']} samples each)" if s.get("solve_rate_samples") else ""))
     grpo = (
         f"; answerer tasks: {mix.get('generated')} generated + {mix.get('seed')} seed (top-up {mix.get('top_up')}"
-        + (f", {mix['outside_frontier']} of {mix['valid_generated']} valid outside the frontier band {mix['frontier']}"
-           if mix.get("frontier") else "")
-        + (f", {mix['unsolvable_under_budget']} dropped: not solvable under the episode's budgets" if mix.get("unsolvable_under_budget") else "")
+        + (
+            f", {mix['outside_frontier']} of {mix['valid_generated']} valid outside the frontier band {mix['frontier']}"
+            if mix.get("frontier")
+            else ""
+        )
+        + (
+            f", {mix['unsolvable_under_budget']} dropped: not solvable under the episode's budgets"
+            if mix.get("unsolvable_under_budget")
+            else ""
+        )
         + "); "
         f"answerer reward {_num(a.get('reward_first'))} -> {_num(a.get('reward_last'))}"
-        + (f" (groups with zero reward variance: {_pct(a['zero_variance_mean'])})"
-           if a.get("zero_variance_mean") is not None else "")
+        + (
+            f" (groups with zero reward variance: {_pct(a['zero_variance_mean'])})"
+            if a.get("zero_variance_mean") is not None
+            else ""
+        )
     )
     lines = [head + (grpo if a else "; no answerer GRPO phase")]
     relabel = rnd.relabel
@@ -60,9 +70,11 @@ def _round_lines(rnd: RoundSummary) -> list[str]:
                      f"{_num(dyn['mean_rate_kept'])} kept, in {_num(dyn['seconds'])} s")
     if a.get("rollouts"):
         ro = a["rollouts"]
-        lines.append(f"  rollouts: {ro['n']}, with a well-formed tool call {_pct(ro['well_formed_tool_call_share'])}, "
-                     f"cut by the token budget {_pct(ro['cut_by_budget_share'])}, mean tool calls {ro['mean_tool_calls']:.2f}, "
-                     f"mean critical steps {ro['mean_critical_steps']:.2f}")
+        lines.append(
+            f"  rollouts: {ro['n']}, with a well-formed tool call {_pct(ro['well_formed_tool_call_share'])}, "
+            f"cut by the token budget {_pct(ro['cut_by_budget_share'])}, mean tool calls {ro['mean_tool_calls']:.2f}, "
+            f"mean critical steps {ro['mean_critical_steps']:.2f}"
+        )
     return lines
 
 
@@ -87,18 +99,32 @@ def _in_order(ev: dict[str, Any]) -> dict[str, Any]:
 def _evaluation_lines(ev: dict[str, Any]) -> list[str]:
     ev, lines = _in_order(ev), []
     if ev.get("dry_run"):
-        lines.append(f"DRY RUN: no gradient updates; the evaluation below is a smoke test on {ev['n_tasks']} tasks, not a result")
-    lines.append(f"held-out evaluation on {ev['n_tasks']} {ev['tasks']} tasks ({ev['mode']}, greedy; report: {ev.get('report')}):")
+        lines.append(
+            f"DRY RUN: no gradient updates; the evaluation below is a smoke test on {ev['n_tasks']} tasks, not a result"
+        )
+    lines.append(
+        f"held-out evaluation on {ev['n_tasks']} {ev['tasks']} tasks "
+        f"({ev['mode']}, greedy; report: {ev.get('report')}):"
+    )
     w = max(14, *(len(name) + 2 for name in ev["headline"]))
     lines.append(f"  {'model':<{w}}{'success rate [95% CI]':<28}{'mean reward [95% CI]':<30}tool calls  critical steps")
     for name, h in ev["headline"].items():
         where = f"summary.evaluation.headline.{name}"
-        calls, steps = Estimate.from_dict(h["tool_calls"], f"{where}.tool_calls"), Estimate.from_dict(h["critical_steps"], f"{where}.critical_steps")
-        lines.append(f"  {name:<{w}}{_est(h['success'], f'{where}.success'):<28}{_est(h['reward'], f'{where}.reward', pct=False):<30}"
-                     f"{calls.mean:<12.2f}{steps.mean:.2f}")
+        calls, steps = (
+            Estimate.from_dict(h["tool_calls"], f"{where}.tool_calls"),
+            Estimate.from_dict(h["critical_steps"], f"{where}.critical_steps"),
+        )
+        lines.append(
+            f"  {name:<{w}}{_est(h['success'], f'{where}.success'):<28}"
+            f"{_est(h['reward'], f'{where}.reward', pct=False):<30}"
+            f"{calls.mean:<12.2f}{steps.mean:.2f}"
+        )
     sb = ev.get("strongest_baseline")
     if sb:
-        lines.append(f"  strongest scripted baseline: {sb['name']} {_est(sb['success'], 'summary.evaluation.strongest_baseline.success')}")
+        lines.append(
+            f"  strongest scripted baseline: {sb['name']} "
+            f"{_est(sb['success'], 'summary.evaluation.strongest_baseline.success')}"
+        )
     lines += _difficulty_lines(ev)
     strongest = sb["name"] if sb else None
     lines += _comparison_lines(ev["comparisons"], "summary.evaluation.comparisons", "", strongest)
@@ -106,14 +132,27 @@ def _evaluation_lines(ev: dict[str, Any]) -> list[str]:
     if em.get("n_tasks"):
         lines.append(f"  easy + medium tasks only (n={em['n_tasks']}): " + ", ".join(
             f"{name} {_est(e, f'summary.evaluation.easy_medium.success.{name}')}" for name, e in em["success"].items()))
-        lines += _comparison_lines(em["comparisons"], "summary.evaluation.easy_medium.comparisons", "easy + medium ", strongest)
+        lines += _comparison_lines(
+            em["comparisons"], "summary.evaluation.easy_medium.comparisons", "easy + medium ", strongest
+        )
     for source, z in ev.get("zero_variance_groups", {}).items():
-        lines.append(f"  zero-variance answerer groups, {source} tasks: {z['zero_variance']}/{z['groups']} ({_pct(z['share'])})")
+        lines.append(
+            f"  zero-variance answerer groups, {source} tasks: {z['zero_variance']}/{z['groups']} ({_pct(z['share'])})"
+        )
     lines += _curve_lines(ev.get("curves") or [])
     st = ev.get("single_turn_reference")
     if st:
-        lines.append(f"  single-turn answerer {st['model']}: " + ("not found (run the single-turn config first)" if st.get("missing")
-                     else f"success {_est(st['success'], 'summary.evaluation.single_turn_reference.success')} on the same tasks"))
+        lines.append(
+            f"  single-turn answerer {st['model']}: "
+            + (
+                "not found (run the single-turn config first)"
+                if st.get("missing")
+                else (
+                    f"success {_est(st['success'], 'summary.evaluation.single_turn_reference.success')} "
+                    "on the same tasks"
+                )
+            )
+        )
     return lines
 
 
@@ -136,7 +175,10 @@ def _difficulty_lines(ev: dict[str, Any]) -> list[str]:
     if not diffs:
         return []
     first = next(iter(by.values()))
-    lines = ["  success by difficulty: " + ", ".join(f"{d} n={Estimate.from_dict(first[d], d).n}" for d in diffs if d in first)]
+    lines = [
+        "  success by difficulty: "
+        + ", ".join(f"{d} n={Estimate.from_dict(first[d], d).n}" for d in diffs if d in first)
+    ]
     w = max(14, *(len(name) + 2 for name in by))
     for name, m in by.items():
         lines.append(f"    {name:<{w}}" + "  ".join(f"{d} {_est(m[d], f'summary.evaluation.by_difficulty.{name}.{d}')}"
@@ -165,8 +207,10 @@ def _comparison_lines(comparisons: dict[str, Any], where: str, prefix: str, stro
             verdict = "null (McNemar p >= 0.05)"
         else:
             verdict = "better" if d.lo > 0 else "worse"
-        lines.append(f"  {prefix}{name}: success {d.fmt(pct=True, signed=True, show_n=False)} (paired, n={p.n}): {verdict}, "
-                     f"McNemar p={p.mcnemar.p_value:.3g}; reward {p.reward_delta.fmt(signed=True, show_n=False)}")
+        lines.append(
+            f"  {prefix}{name}: success {d.fmt(pct=True, signed=True, show_n=False)} (paired, n={p.n}): {verdict}, "
+            f"McNemar p={p.mcnemar.p_value:.3g}; reward {p.reward_delta.fmt(signed=True, show_n=False)}"
+        )
     return lines
 
 
@@ -176,22 +220,32 @@ def _control_lines(summary: RunSummary) -> list[str]:
     (same stream, same order) the uniform-task control trains on: the two answerers are one run, the
     delta is 0 by construction, and the summary says so instead of printing a comparison."""
     rounds, run_dir = summary.rounds, summary.output_dir or "RUN_DIR"
-    later = f"not in this job; `osint-selfplay controls {run_dir}` trains it from this run and adds it to the evaluation"
+    later = (
+        f"not in this job; `osint-selfplay controls {run_dir}` trains it from this run and adds it to the evaluation"
+    )
     mixes = [(r.answerer or {}).get("mix") for r in rounds]
     generated = sum(m.get("generated", 0) for m in mixes if m)
     uniform: dict[str, Any] | None = summary.uniform_control
     lines: list[str] = []
     if (uniform and uniform.get("same_as_final")) or (rounds and all(mixes) and not generated):
-        lines.append("self-play vs uniform tasks: no generated task reached the answerer (0 in the frontier band or valid), so its "
-                     "rows were the uniform seed tasks the uniform-task control trains on: the same run, delta 0 by construction")
+        lines.append(
+            "self-play vs uniform tasks: no generated task reached the answerer (0 in the frontier band or valid), "
+            "so its rows were the uniform seed tasks the uniform-task control trains on: "
+            "the same run, delta 0 by construction"
+        )
     elif uniform:
         mix = uniform.get("mix", {})
         last = (mixes[uniform["round"]] if uniform["round"] < len(mixes) else None) or {}
-        lines.append(f"uniform-task control: round {uniform['round']}'s answerer phase again from the model it started from, "
-                     f"on {mix.get('seed')} seed tasks instead of {last.get('generated')} generated + {last.get('seed')} seed; "
-                     f"answerer reward {_num(uniform.get('reward_first'))} -> {_num(uniform.get('reward_last'))}")
+        lines.append(
+            f"uniform-task control: round {uniform['round']}'s answerer phase again from the model it started from, "
+            f"on {mix.get('seed')} seed tasks instead of {last.get('generated')} generated + {last.get('seed')} seed; "
+            f"answerer reward {_num(uniform.get('reward_first'))} -> {_num(uniform.get('reward_last'))}"
+        )
     elif rounds and all(mixes):
-        lines.append(f"self-play vs uniform tasks: {generated} generated tasks trained the answerer; the uniform-task control: {later}")
+        lines.append(
+            f"self-play vs uniform tasks: {generated} generated tasks trained the answerer; "
+            f"the uniform-task control: {later}"
+        )
     ws = summary.warm_start or {}
     if summary.control:
         lines.append(_sft_line("equal-compute control", summary.control))
@@ -220,10 +274,14 @@ def _sft_line(label: str, m: dict[str, Any]) -> str:
         return f"{label}: dry run (no training)"
     counts = m.get("demonstration_counts") or {}
     kept = counts["episodes"] - counts["incorrect"] - counts["unseen_ids"] if counts else 0
-    demos = (f"{m.get('examples')} demonstrations" + (f" ({kept} investigator episodes of {counts['episodes']} oracle runs: "
-             f"{counts['incorrect']} incorrect and {counts['unseen_ids']} using unseen ids dropped"
-             + (f"; {counts['renamed']} with their made-up words renamed" if counts.get("renamed") else "")
-             + "; the rest generator proposals)" if counts else ""))
+    demos = f"{m.get('examples')} demonstrations" + (
+        f" ({kept} investigator episodes of {counts['episodes']} oracle runs: "
+        f"{counts['incorrect']} incorrect and {counts['unseen_ids']} using unseen ids dropped"
+        + (f"; {counts['renamed']} with their made-up words renamed" if counts.get("renamed") else "")
+        + "; the rest generator proposals)"
+        if counts
+        else ""
+    )
     speed = f", {m['tokens_per_second']:.0f} tokens/s" if m.get("tokens_per_second") else ""
     budget = ""
     if m.get("budget_steps") is not None:  # osint_selfplay.controls: the rounds' compute in the warm start's steps
@@ -234,8 +292,11 @@ def _sft_line(label: str, m: dict[str, Any]) -> str:
         budget = (f" from the warm start's step {b['step']} ({_num(b['seconds'])} s in, where its decay began), "
                   f"its schedule stretched by the rounds' {m['budget_seconds']:.0f} s ({m['budget_steps']} steps at "
                   "the warm start's rate, SFT steps counted as steps)")
-    return (f"{label}: {demos}; {m.get('steps')} steps, {_num(m.get('epochs_done'))} epochs in {_num(m.get('seconds'))} s{budget}"
-            f"{speed}; final loss {_num(m.get('final_loss'))}")
+    return (
+        f"{label}: {demos}; {m.get('steps')} steps, "
+        f"{_num(m.get('epochs_done'))} epochs in {_num(m.get('seconds'))} s{budget}"
+        f"{speed}; final loss {_num(m.get('final_loss'))}"
+    )
 
 
 def _num(x: float | None) -> str:

@@ -97,8 +97,14 @@ class _GroupCounter:
                 log_metric(ZERO_VARIANCE_METRIC, float(flat))
 
     def zero_variance_share(self) -> dict[str, dict[str, float]]:
-        return {s: {"groups": self.groups[s], "zero_variance": self.zero_variance[s],
-                    "share": self.zero_variance[s] / self.groups[s] if self.groups[s] else float("nan")} for s in self.groups}
+        return {
+            s: {
+                "groups": self.groups[s],
+                "zero_variance": self.zero_variance[s],
+                "share": self.zero_variance[s] / self.groups[s] if self.groups[s] else float("nan"),
+            }
+            for s in self.groups
+        }
 
 
 class AnswererReward(_GroupCounter):
@@ -114,7 +120,9 @@ class AnswererReward(_GroupCounter):
         t0 = time.perf_counter()
         rewards = []
         for comp, t, c in zip(completions, task, context):
-            rewards.append(score_completion(Task.from_dict(json.loads(t)), completion_text(comp), context_from_json(c)).total)
+            rewards.append(
+                score_completion(Task.from_dict(json.loads(t)), completion_text(comp), context_from_json(c)).total
+            )
         self.count_groups(rewards, source, kwargs.get("log_metric"))
         self.seconds += time.perf_counter() - t0
         return rewards
@@ -145,7 +153,9 @@ class GeneratorReward:
             proposal = parse_proposal(completion_text(comp))
             world = self.pool.world(seed)
             the_offer = Offer.from_json(off)
-            verdict, task = validate_proposal(world, proposal, offer=the_offer, max_hops=self.cfg.max_hops, max_steps=self.max_steps)
+            verdict, task = validate_proposal(
+                world, proposal, offer=the_offer, max_hops=self.cfg.max_hops, max_steps=self.max_steps
+            )
             self.reasons[verdict.reason.value] += 1
             if task is None:
                 rewards[i] = float(self.cfg.invalid_rewards.get(verdict.reason.value, -1.0))

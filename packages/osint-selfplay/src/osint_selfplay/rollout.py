@@ -147,12 +147,23 @@ class MultiTurnRollout:
 
     # ------------------------------------------------------------------ chat glue
     @staticmethod
-    def _render(tokenizer: Any, messages: list[dict[str, Any]], gen: bool, tools: list[dict[str, Any]] | None = None) -> str:
+    def _render(
+        tokenizer: Any, messages: list[dict[str, Any]], gen: bool, tools: list[dict[str, Any]] | None = None
+    ) -> str:
         return tokenizer.apply_chat_template(messages, add_generation_prompt=gen, tokenize=False,
                                              **chat.template_kwargs(tools, tools is not None))
 
-    def env_ids(self, tokenizer: Any, messages: list[dict[str, Any]], content: str, observation: str, ended_with_eos: bool,
-                *, native: bool = False, tools: list[dict[str, Any]] | None = None) -> list[int]:
+    def env_ids(
+        self,
+        tokenizer: Any,
+        messages: list[dict[str, Any]],
+        content: str,
+        observation: str,
+        ended_with_eos: bool,
+        *,
+        native: bool = False,
+        tools: list[dict[str, Any]] | None = None,
+    ) -> list[int]:
         """Tokens between the model's turn and its next one: the end of the assistant turn (unless the
         model already emitted the end-of-turn token), the observation (a user turn, or in the native
         format a tool message), the next assistant header. Derived from the chat template, so any
@@ -164,12 +175,18 @@ class MultiTurnRollout:
         start = self._render(tokenizer, messages, True, tools)
         # the end of the turn: what the template writes after this text as the turn's content (a native
         # template re-renders the model's calls in its own spelling, so the text turn is the reference)
-        text = closed if "tool_calls" not in turn else self._render(tokenizer, messages + [chat.assistant_message(content)], False, tools)
+        text = (
+            closed
+            if "tool_calls" not in turn
+            else self._render(tokenizer, messages + [chat.assistant_message(content)], False, tools)
+        )
         at = text.find(content, len(start)) if content else len(start)
         glue = text[at + len(content):]
         if at < 0 or not (nxt.startswith(closed) and closed.endswith(glue)):
-            raise SelfPlayError("the chat template does not render the conversation prefix by prefix (or closes tool-call "
-                                "turns unlike text turns), so environment tokens cannot be separated from the model's")
+            raise SelfPlayError(
+                "the chat template does not render the conversation prefix by prefix (or closes tool-call "
+                "turns unlike text turns), so environment tokens cannot be separated from the model's"
+            )
         eos = tokenizer.eos_token or ""
         if ended_with_eos and eos and glue.startswith(eos):
             glue = glue[len(eos):]
@@ -187,9 +204,19 @@ class MultiTurnRollout:
         return self._result(records, [agent.state[i] for i in range(len(envs))])
 
     def _result(self, records: list[EpisodeRecord], tokens: list[_Tokens]) -> dict[str, Any]:
-        out: dict[str, Any] = {"prompt_ids": [], "completion_ids": [], "logprobs": None, "env_mask": [], "env_reward": [],
-                               "tool_calls": [], "critical_steps": [], "parallel_calls": [], "useful_parallel_calls": [],
-                               "cut_by_budget": [], "well_formed_tool_call": []}
+        out: dict[str, Any] = {
+            "prompt_ids": [],
+            "completion_ids": [],
+            "logprobs": None,
+            "env_mask": [],
+            "env_reward": [],
+            "tool_calls": [],
+            "critical_steps": [],
+            "parallel_calls": [],
+            "useful_parallel_calls": [],
+            "cut_by_budget": [],
+            "well_formed_tool_call": [],
+        }
         for record, ep in zip(records, tokens):
             out["prompt_ids"].append(ep.prompt_ids)
             out["completion_ids"].append(ep.completion_ids)
@@ -201,8 +228,20 @@ class MultiTurnRollout:
             out["useful_parallel_calls"].append(record.useful_parallel_calls)
             out["cut_by_budget"].append(record.end == "token_budget")
             out["well_formed_tool_call"].append(record.tool_calls > 0)
-            self.stats.append({k: out[k][-1] for k in ("env_reward", "tool_calls", "critical_steps", "parallel_calls",
-                                                       "useful_parallel_calls", "cut_by_budget", "well_formed_tool_call")})
+            self.stats.append(
+                {
+                    k: out[k][-1]
+                    for k in (
+                        "env_reward",
+                        "tool_calls",
+                        "critical_steps",
+                        "parallel_calls",
+                        "useful_parallel_calls",
+                        "cut_by_budget",
+                        "well_formed_tool_call",
+                    )
+                }
+            )
         return out
 
     def summary(self) -> dict[str, Any]:

@@ -123,7 +123,9 @@ def _batch(packed: Packed, rows: list[int], pad_id: int) -> dict[str, Any]:
 
     def col(seqs: list[list[int]], fill: int, positions: bool = False) -> Any:
         # padding continues the position count, so it reads as part of the row's last conversation
-        return torch.tensor([s + (list(range(len(s), width)) if positions else [fill] * (width - len(s))) for s in seqs])
+        return torch.tensor(
+            [s + (list(range(len(s), width)) if positions else [fill] * (width - len(s))) for s in seqs]
+        )
 
     return {"input_ids": col([packed.input_ids[r] for r in rows], pad_id),
             "position_ids": col([packed.position_ids[r] for r in rows], 0, positions=True),
@@ -225,7 +227,9 @@ def _loss(model: Any, batch: dict[str, Any]) -> Any:
     decoder, head = model.get_decoder(), model.get_output_embeddings()
     if decoder is None or head is None or getattr(model.config, "final_logit_softcapping", None) is not None:
         return model(**batch, use_cache=False).loss
-    hidden = decoder(input_ids=batch["input_ids"], position_ids=batch["position_ids"], use_cache=False).last_hidden_state
+    hidden = decoder(
+        input_ids=batch["input_ids"], position_ids=batch["position_ids"], use_cache=False
+    ).last_hidden_state
     targets = batch["labels"][:, 1:]
     keep = targets != -100
     logits = head(hidden[:, :-1][keep])

@@ -56,8 +56,11 @@ class SolverSampler:
         tasks = [t for _, t in items]
         contexts = [build_context(w, t, mode=self.context_mode, n_distractors=self.n_distractors, decoys=self.decoys,
                                   seed=self.seed) for w, t in items]
-        outs = self.policy.generate([answer_messages(t, c) for t, c in zip(tasks, contexts)], num_return_sequences=self.k,
-                                    temperature=self.temperature)
+        outs = self.policy.generate(
+            [answer_messages(t, c) for t, c in zip(tasks, contexts)],
+            num_return_sequences=self.k,
+            temperature=self.temperature,
+        )
         rates = []
         for i, (task, ctx) in enumerate(zip(tasks, contexts)):
             samples = outs[i * self.k : (i + 1) * self.k]

@@ -55,8 +55,14 @@ def device_args(cfg: RunConfig) -> dict[str, Any]:
     import torch
 
     cuda = torch.cuda.is_available()
-    return {"use_cpu": not cuda, "bf16": cuda and cfg.model.dtype == "bfloat16", "fp16": cuda and cfg.model.dtype == "float16",
-            "activation_checkpointing": False, "report_to": cfg.report_to, "save_only_model": True}
+    return {
+        "use_cpu": not cuda,
+        "bf16": cuda and cfg.model.dtype == "bfloat16",
+        "fp16": cuda and cfg.model.dtype == "float16",
+        "activation_checkpointing": False,
+        "report_to": cfg.report_to,
+        "save_only_model": True,
+    }
 
 
 def grpo_config(phase: GRPOPhaseConfig, cfg: RunConfig, output_dir: str, seed: int, path: str = "grpo") -> Any:
@@ -66,10 +72,17 @@ def grpo_config(phase: GRPOPhaseConfig, cfg: RunConfig, output_dir: str, seed: i
     from trl import GRPOConfig
 
     check_phase(phase, path)
-    args = {**device_args(cfg), "output_dir": output_dir, "seed": seed, "use_vllm": cfg.use_vllm, "vllm_mode": cfg.vllm_mode,
-            "vllm_gpu_memory_utilization": cfg.vllm_gpu_memory_utilization,
-            "vllm_server_base_url": cfg.vllm_server_base_url or None, "vllm_server_timeout": cfg.vllm_server_timeout,
-            **phase.to_dict()}
+    args = {
+        **device_args(cfg),
+        "output_dir": output_dir,
+        "seed": seed,
+        "use_vllm": cfg.use_vllm,
+        "vllm_mode": cfg.vllm_mode,
+        "vllm_gpu_memory_utilization": cfg.vllm_gpu_memory_utilization,
+        "vllm_server_base_url": cfg.vllm_server_base_url or None,
+        "vllm_server_timeout": cfg.vllm_server_timeout,
+        **phase.to_dict(),
+    }
     try:
         return GRPOConfig(**args)
     except (ValueError, TypeError) as exc:
@@ -97,7 +110,8 @@ def check_generate_signature(trainer_cls: type | None = None) -> None:
         shown = f"({', '.join(found)})" if found else " (missing)"
         raise IncompatibleTRLError(
             f"trl {trl.__version__}: {trainer_cls.__name__}._generate_single_turn{shown} differs from "
-            f"({', '.join(GENERATE_PARAMETERS)}), which osint-selfplay's multi-turn rollout calls; install trl>=1.16,<1.17"
+            f"({', '.join(GENERATE_PARAMETERS)}), which osint-selfplay's multi-turn rollout calls; "
+            "install trl>=1.16,<1.17"
         )
 
 

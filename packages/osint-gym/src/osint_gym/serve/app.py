@@ -39,14 +39,40 @@ def _need(module: str) -> Any:
 def _schemas() -> dict[str, Any]:
     text = {"type": "string"}
     return {
-        "action": {"type": "object", "required": ["action"], "properties": {"action": {
-            "description": "what an LLM emits: short syntax, JSON tool calls, <tool_call> tags (see osint_gym.actions)",
-            "anyOf": [text, {"type": "object"}, {"type": "array"}]}}},
-        "observation": {"type": "object", "properties": {
-            "text": text, "terminated": {"type": "boolean"}, "truncated": {"type": "boolean"}, "info": {"type": "object"}}},
-        "state": {"type": "object", "properties": {
-            "session_id": text, "episode_id": text, "step_count": {"type": "integer"}, "done": {"type": "boolean"},
-            "task_id": text, "family": text, "difficulty": text, "episode_reward": {"type": "number"}}},
+        "action": {
+            "type": "object",
+            "required": ["action"],
+            "properties": {
+                "action": {
+                    "description": (
+                        "what an LLM emits: short syntax, JSON tool calls, <tool_call> tags (see osint_gym.actions)"
+                    ),
+                    "anyOf": [text, {"type": "object"}, {"type": "array"}],
+                }
+            },
+        },
+        "observation": {
+            "type": "object",
+            "properties": {
+                "text": text,
+                "terminated": {"type": "boolean"},
+                "truncated": {"type": "boolean"},
+                "info": {"type": "object"},
+            },
+        },
+        "state": {
+            "type": "object",
+            "properties": {
+                "session_id": text,
+                "episode_id": text,
+                "step_count": {"type": "integer"},
+                "done": {"type": "boolean"},
+                "task_id": text,
+                "family": text,
+                "difficulty": text,
+                "episode_reward": {"type": "number"},
+            },
+        },
     }
 
 
@@ -67,7 +93,9 @@ async def _reaper(manager: SessionManager, sockets: dict[str, Any]) -> None:
             ws = sockets.pop(sid, None)
             if ws is not None:
                 with contextlib.suppress(Exception):  # the peer may be gone already
-                    await ws.send_text(json.dumps(protocol.error(protocol.IDLE_TIMEOUT, "session idle too long; closed")))
+                    await ws.send_text(
+                        json.dumps(protocol.error(protocol.IDLE_TIMEOUT, "session idle too long; closed"))
+                    )
                     await ws.close(code=1001)
 
 
@@ -89,12 +117,23 @@ def create_app(settings: ServeSettings) -> Any:
 
     app = fastapi.FastAPI(title="OSINT-v0", version=__version__, lifespan=lifespan)
     app.state.manager = manager
-    metadata = {"name": "OSINT-v0", "version": __version__, "author": "OSINT Gym maintainers",
-                "description": "Investigate a hidden world of people and their online traces through tools; name one entity.",
-                "documentation_url": "https://github.com/osint-gym/osint-gym", "readme_content": None,
-                "benchmark": settings.benchmark, "env": dict(settings.env), "auth": settings.token is not None,
-                "limits": {"max_sessions": settings.max_sessions, "idle_timeout_s": settings.idle_timeout_s,
-                           "max_message_bytes": settings.max_message_bytes, "rate_per_session": settings.rate_per_session}}
+    metadata = {
+        "name": "OSINT-v0",
+        "version": __version__,
+        "author": "OSINT Gym maintainers",
+        "description": "Investigate a hidden world of people and their online traces through tools; name one entity.",
+        "documentation_url": "https://github.com/osint-gym/osint-gym",
+        "readme_content": None,
+        "benchmark": settings.benchmark,
+        "env": dict(settings.env),
+        "auth": settings.token is not None,
+        "limits": {
+            "max_sessions": settings.max_sessions,
+            "idle_timeout_s": settings.idle_timeout_s,
+            "max_message_bytes": settings.max_message_bytes,
+            "rate_per_session": settings.rate_per_session,
+        },
+    }
     app.get("/health")(manager.health)
     app.get("/metadata")(lambda: metadata)
     app.get("/schema")(_schemas)
@@ -154,6 +193,7 @@ def serve(settings: ServeSettings, host: str, port: int) -> None:
     app = create_app(settings)
     print(f"OSINT-v0 serving {settings.benchmark or 'sampled tasks'} on http://{host}:{port} (WebSocket /ws), "
           f"at most {settings.max_sessions} sessions", flush=True)
-    # the transport's own frame cap sits above ours, so an oversized frame gets our error reply, not a dropped connection
+    # the transport's own frame cap sits above ours, so an oversized frame gets our error reply,
+    # not a dropped connection
     uvicorn.run(app, host=host, port=port, log_level="warning", ws_max_size=4 * settings.max_message_bytes,
                 ws_ping_interval=20.0, ws_ping_timeout=20.0, ws_per_message_deflate=False)

@@ -115,7 +115,9 @@ class OSINTClient:
         try:
             return self._ws.recv(timeout=self.timeout)
         except TimeoutError as exc:
-            raise ServerUnavailable(f"the OSINT-v0 server at {self.url} did not answer within {self.timeout:g} s") from exc
+            raise ServerUnavailable(
+                f"the OSINT-v0 server at {self.url} did not answer within {self.timeout:g} s"
+            ) from exc
         except Exception as exc:  # ConnectionClosed and transport errors
             raise ServerUnavailable(f"lost the OSINT-v0 server at {self.url}: {exc}") from exc
 
@@ -179,12 +181,16 @@ class AsyncOSINTClient:
         try:
             raw = await asyncio.wait_for(self._ws.recv(), timeout=self.timeout)
         except asyncio.TimeoutError as exc:
-            raise ServerUnavailable(f"the OSINT-v0 server at {self.url} did not answer within {self.timeout:g} s") from exc
+            raise ServerUnavailable(
+                f"the OSINT-v0 server at {self.url} did not answer within {self.timeout:g} s"
+            ) from exc
         except Exception as exc:
             raise ServerUnavailable(f"lost the OSINT-v0 server at {self.url}: {exc}") from exc
         return _reply(raw, expect)
 
-    async def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
+    async def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[str, dict[str, Any]]:
         return _as_reset(await self._call(_frame("reset", _reset_data(seed, options)), "observation"))
 
     async def step(self, action: Any) -> StepTuple:

@@ -46,8 +46,11 @@ class ServerProcess:
 
     def start(self) -> ServerProcess:
         cmd = [sys.executable, "-m", "osint_gym", "serve", "--host", "127.0.0.1", "--port", str(self.port), *self.args]
-        self.log = tempfile.TemporaryFile()  # noqa: SIM115 - lives as long as the process; a file, not a pipe: a chatty server never blocks on a full pipe
-        self.proc = subprocess.Popen(cmd, stdout=self.log, stderr=subprocess.STDOUT, env={**os.environ, **(self.env or {})})
+        # SIM115: lives as long as the process; a file, not a pipe: a chatty server never blocks on a full pipe
+        self.log = tempfile.TemporaryFile()  # noqa: SIM115
+        self.proc = subprocess.Popen(
+            cmd, stdout=self.log, stderr=subprocess.STDOUT, env={**os.environ, **(self.env or {})}
+        )
         deadline = time.monotonic() + self.startup_timeout
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:

@@ -37,7 +37,12 @@ from osint_gym.errors import ConfigError, OSINTGymError
 # OpenEnv's error codes (openenv.core.env_server.types.WSErrorCode), then the limits' own
 INVALID_JSON, UNKNOWN_TYPE, VALIDATION_ERROR = "INVALID_JSON", "UNKNOWN_TYPE", "VALIDATION_ERROR"
 EXECUTION_ERROR, CAPACITY_REACHED, SESSION_ERROR = "EXECUTION_ERROR", "CAPACITY_REACHED", "SESSION_ERROR"
-RATE_LIMITED, MESSAGE_TOO_LARGE, UNAUTHORIZED, IDLE_TIMEOUT = "RATE_LIMITED", "MESSAGE_TOO_LARGE", "UNAUTHORIZED", "IDLE_TIMEOUT"
+RATE_LIMITED, MESSAGE_TOO_LARGE, UNAUTHORIZED, IDLE_TIMEOUT = (
+    "RATE_LIMITED",
+    "MESSAGE_TOO_LARGE",
+    "UNAUTHORIZED",
+    "IDLE_TIMEOUT",
+)
 INTERNAL_ERROR = "INTERNAL_ERROR"  # a bug in osint-gym: counted in /health, never expected
 
 ENV_KEYS = ("max_steps", "max_parallel_calls", "max_observation_chars", "observation_format", "describe_tools")
@@ -122,9 +127,13 @@ class Session:
         if raw is None:
             return error(VALIDATION_ERROR, "empty frame"), False
         if len(raw) > self.settings.max_message_bytes:
-            return error(MESSAGE_TOO_LARGE, f"frame of {len(raw)} bytes; the limit is {self.settings.max_message_bytes}"), False
+            return error(
+                MESSAGE_TOO_LARGE, f"frame of {len(raw)} bytes; the limit is {self.settings.max_message_bytes}"
+            ), False
         if not self._allow(now):
-            return error(RATE_LIMITED, f"more than {self.settings.rate_per_session:g} frames per second; slow down"), False
+            return error(
+                RATE_LIMITED, f"more than {self.settings.rate_per_session:g} frames per second; slow down"
+            ), False
         try:
             message = json.loads(raw)
         except (ValueError, RecursionError) as exc:  # UnicodeDecodeError is a ValueError
@@ -193,7 +202,9 @@ class Session:
         }}
 
 
-def _observation(text: str, reward: float | None, terminated: bool, truncated: bool, info: dict[str, Any]) -> dict[str, Any]:
+def _observation(
+    text: str, reward: float | None, terminated: bool, truncated: bool, info: dict[str, Any]
+) -> dict[str, Any]:
     return {"type": "observation", "data": {
         "observation": {"text": text, "terminated": terminated, "truncated": truncated, "info": info},
         "reward": reward, "done": bool(terminated or truncated)}}

@@ -29,9 +29,13 @@ class RemoteOSINTEnv(gym.Env[str, str]):
 
     metadata = {"render_modes": ["ansi"], "render_fps": 4}
 
-    def __init__(self, base_url: str, *, token: str | None = None, timeout: float = 30.0, render_mode: str | None = None) -> None:
+    def __init__(
+        self, base_url: str, *, token: str | None = None, timeout: float = 30.0, render_mode: str | None = None
+    ) -> None:
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ConfigError(f"render_mode must be one of {self.metadata['render_modes']} or None, got {render_mode!r}")
+            raise ConfigError(
+                f"render_mode must be one of {self.metadata['render_modes']} or None, got {render_mode!r}"
+            )
         self.render_mode = render_mode
         self.client = OSINTClient(base_url, token=token, timeout=timeout)
         self.server_state = self.client.state()

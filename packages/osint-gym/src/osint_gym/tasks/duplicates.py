@@ -44,7 +44,9 @@ class DuplicateFilter:
     forgets the oldest tasks beyond that many (the generator's recent-history window).
     """
 
-    def __init__(self, *, by_signature: bool = True, jaccard: float | None = None, max_history: int | None = None) -> None:
+    def __init__(
+        self, *, by_signature: bool = True, jaccard: float | None = None, max_history: int | None = None
+    ) -> None:
         if jaccard is not None and not 0.0 < jaccard <= 1.0:
             raise ConfigError(f"duplicate filter: jaccard must be in (0, 1], got {jaccard!r}")
         if max_history is not None and max_history < 1:

@@ -68,7 +68,9 @@ class _Knowledge:
         return edge in self.edges
 
 
-def _reveal_calls(kind: str, relation: str, direction: Direction, x: str, hint: dict[str, str] | None = None) -> list[Call]:
+def _reveal_calls(
+    kind: str, relation: str, direction: Direction, x: str, hint: dict[str, str] | None = None
+) -> list[Call]:
     """The calls whose results show ``relation`` around x, as the relation spec names them; a
     directory search also takes the question's other directory filters (``hint``)."""
     if WorldKind(kind).connections_by_relation:
@@ -110,7 +112,9 @@ def _fetch(know: _Knowledge, calls: list[Call]) -> Generator[list[Call], list[An
             know.absorb(result)
 
 
-def _filtered(know: _Knowledge, kind: str, candidates: list[str], filters: tuple[Filter, ...]) -> Generator[list[Call], list[Any], list[str]]:
+def _filtered(
+    know: _Knowledge, kind: str, candidates: list[str], filters: tuple[Filter, ...]
+) -> Generator[list[Call], list[Any], list[str]]:
     if not filters or not candidates:
         return candidates
     calls: list[Call] = []
@@ -157,7 +161,11 @@ def oracle_plan(query: Query, kind: str = "osint") -> Plan:
             for node in frontier:
                 nxt += yield from _alias_owner(know, node)
         else:
-            calls = [c for node in frontier for c in _reveal_calls(kind, hop.relation, hop.direction, node, _hint(hop.filters))]
+            calls = [
+                c
+                for node in frontier
+                for c in _reveal_calls(kind, hop.relation, hop.direction, node, _hint(hop.filters))
+            ]
             yield from _fetch(know, calls)
             for node in frontier:
                 nxt += know.neighbors(node, hop.relation, hop.direction)

@@ -58,7 +58,9 @@ def _tails(relation: str, direction: Direction) -> tuple[str, ...]:
     return tuple(t.value for t in types)
 
 
-def _disambiguate(world: World, target: str, cands: list[str], rng: random.Random, max_filters: int = 2) -> tuple[Filter, ...] | None:
+def _disambiguate(
+    world: World, target: str, cands: list[str], rng: random.Random, max_filters: int = 2
+) -> tuple[Filter, ...] | None:
     options = []
     for rel, direction in DISAMBIGUATORS.get(world.type_of(target), ()):
         for value in world.neighbors(target, rel, direction):
@@ -78,10 +80,18 @@ def _disambiguate(world: World, target: str, cands: list[str], rng: random.Rando
     return None
 
 
-def realize(world: World, template: Template, rng: random.Random, start: str | None = None) -> tuple[Query, list[str]] | None:
+def realize(
+    world: World, template: Template, rng: random.Random, start: str | None = None
+) -> tuple[Query, list[str]] | None:
     """A query whose every hop is unique, and the chain of entities it visits; None on failure.
     ``start``: from this entity (it must be of the template's start type) instead of a random one."""
-    pool = world.ids(template.start_type) if start is None else [start] if world.type_of(start) == template.start_type else []
+    pool = (
+        world.ids(template.start_type)
+        if start is None
+        else [start]
+        if world.type_of(start) == template.start_type
+        else []
+    )
     if not pool:
         return None
     start = rng.choice(pool)

@@ -84,7 +84,9 @@ class Query:
             pool = world.neighbors(first.value, first.relation, back)
         else:
             pool = list(world.ids(self.select_type or "entity"))
-        return [e for e in pool if world.type_of(e) == self.select_type and all(f.holds(world, e) for f in self.filters)]
+        return [
+            e for e in pool if world.type_of(e) == self.select_type and all(f.holds(world, e) for f in self.filters)
+        ]
 
     def evaluate(self, world: World) -> list[str]:
         """Every entity the query determines (set semantics: all paths are followed)."""
@@ -129,7 +131,9 @@ class Query:
 
         return {
             "start": self.start,
-            "hops": [{"relation": h.relation, "direction": h.direction.value, "filters": fl(h.filters)} for h in self.hops],
+            "hops": [
+                {"relation": h.relation, "direction": h.direction.value, "filters": fl(h.filters)} for h in self.hops
+            ],
             "select_type": self.select_type,
             "filters": fl(self.filters),
             "exclude_start": self.exclude_start,
@@ -140,5 +144,13 @@ class Query:
         def fl(items: list[list[str]]) -> tuple[Filter, ...]:
             return tuple(Filter(r, Direction(d), v) for r, d, v in items)
 
-        hops = tuple(Hop(h["relation"], Direction(h["direction"]), fl(h.get("filters", []))) for h in data.get("hops", []))
-        return cls(data.get("start"), hops, data.get("select_type"), fl(data.get("filters", [])), bool(data.get("exclude_start", False)))
+        hops = tuple(
+            Hop(h["relation"], Direction(h["direction"]), fl(h.get("filters", []))) for h in data.get("hops", [])
+        )
+        return cls(
+            data.get("start"),
+            hops,
+            data.get("select_type"),
+            fl(data.get("filters", [])),
+            bool(data.get("exclude_start", False)),
+        )

@@ -55,7 +55,11 @@ class TaskSampler:
         if family is not None and family not in self.families:
             raise ConfigError(f"unknown task family {family!r}; this sampler has {', '.join(self.families)}")
         pool = [self.families[family]] if family else list(self.families.values())
-        return [f for f in pool if (difficulty is None and f.difficulties_for(self.world)) or difficulty in f.difficulties_for(self.world)]
+        return [
+            f
+            for f in pool
+            if (difficulty is None and f.difficulties_for(self.world)) or difficulty in f.difficulties_for(self.world)
+        ]
 
     def sample(self, index: int, *, family: str | None = None, difficulty: str | None = None) -> Task:
         """The verified task number ``index`` (optionally restricted to a family / difficulty)."""
@@ -66,18 +70,32 @@ class TaskSampler:
         rng = random.Random(f"{self.seed}:{index}")
         # The difficulty is drawn once per index, then a family that makes it: redrawing it after a
         # rejection would favour the difficulty that is easiest to verify.
-        diff = difficulty or rng.choice([d for d in DIFFICULTIES if any(d in f.difficulties_for(self.world) for f in eligible)])
+        diff = difficulty or rng.choice(
+            [d for d in DIFFICULTIES if any(d in f.difficulties_for(self.world) for f in eligible)]
+        )
         fams = [f for f in eligible if diff in f.difficulties_for(self.world)]
         for attempt in range(self.max_attempts):
             fam = rng.choices(fams, weights=[f.config.weight for f in fams])[0]
-            provenance = {"world": self.world.name, "world_seed": self.world.seed, "seed": self.seed, "index": index, "attempt": attempt}
+            provenance = {
+                "world": self.world.name,
+                "world_seed": self.world.seed,
+                "seed": self.seed,
+                "index": index,
+                "attempt": attempt,
+            }
             task = fam.propose(self.world, rng, diff, provenance)
             if task is None:
                 self.rejections["no_unique_path"] += 1
                 continue
             b = self.budgets
-            verdict = verify_task(self.world, task, max_steps=b.max_steps, max_parallel_calls=b.max_parallel_calls,
-                                  max_observation_chars=b.max_observation_chars, observation_format=b.observation_format)
+            verdict = verify_task(
+                self.world,
+                task,
+                max_steps=b.max_steps,
+                max_parallel_calls=b.max_parallel_calls,
+                max_observation_chars=b.max_observation_chars,
+                observation_format=b.observation_format,
+            )
             if not verdict.ok:
                 self.rejections[verdict.reason.value] += 1
                 continue

@@ -33,12 +33,18 @@ class Budgets:
     observation_format: str = "json"  # "json" or "compact" (`osint_gym.compact`)
 
     def __post_init__(self) -> None:
-        for name, lo, hi in (("max_steps", 1, 10_000), ("max_parallel_calls", 1, 64), ("max_observation_chars", 256, 10_000_000)):
+        for name, lo, hi in (
+            ("max_steps", 1, 10_000),
+            ("max_parallel_calls", 1, 64),
+            ("max_observation_chars", 256, 10_000_000),
+        ):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
                 raise ConfigError(f"{name} must be an integer in [{lo}, {hi}], got {value!r}")
         if self.observation_format not in OBSERVATION_FORMATS:
-            raise ConfigError(f"observation_format must be one of {OBSERVATION_FORMATS}, got {self.observation_format!r}")
+            raise ConfigError(
+                f"observation_format must be one of {OBSERVATION_FORMATS}, got {self.observation_format!r}"
+            )
 
     def covers(self, verified: Budgets) -> bool:
         """Whether a task verified under ``verified`` is still solvable under these budgets."""

@@ -84,7 +84,9 @@ def verify_task(
         if not world.has_edge(*edge):
             return Verdict(FailureReason.EDGE_NOT_IN_WORLD, f"evidence edge {tuple(edge)} is not in the world")
     if len(task.question) > MAX_QUESTION_CHARS:
-        return Verdict(FailureReason.TOO_LARGE, f"question has {len(task.question)} characters (max {MAX_QUESTION_CHARS})")
+        return Verdict(
+            FailureReason.TOO_LARGE, f"question has {len(task.question)} characters (max {MAX_QUESTION_CHARS})"
+        )
     for answer in task.answers:
         if names_entity(world, task.question, answer):
             return Verdict(FailureReason.ANSWER_LEAKED, f"the question names the answer {answer!r}")
@@ -102,7 +104,9 @@ def verify_task(
     if set(determined) != set(task.answers):
         if set(task.answers) < set(determined):
             return Verdict(FailureReason.AMBIGUOUS, f"the question fits {len(determined)} entities")
-        return Verdict(FailureReason.ANSWER_MISMATCH, f"the question determines {determined[:5]}, not {list(task.answers)}")
+        return Verdict(
+            FailureReason.ANSWER_MISMATCH, f"the question determines {determined[:5]}, not {list(task.answers)}"
+        )
     if check_oracle:
         result = run_oracle(world, query, max_steps, max_parallel_calls, max_observation_chars, observation_format)
         if result.answer is None or not set(result.found) <= set(task.answers) or (
@@ -121,13 +125,22 @@ def verified(world: World, task: Task, budgets: Budgets = DEFAULT_BUDGETS) -> Ta
     Step and parallel-call budgets below the defaults are a harder evaluation of a valid task (the
     episode may truncate), so those are verified at no less than the defaults."""
     fp = world_fingerprint(world)
-    budgets = Budgets(max(budgets.max_steps, DEFAULT_BUDGETS.max_steps),
-                      max(budgets.max_parallel_calls, DEFAULT_BUDGETS.max_parallel_calls), budgets.max_observation_chars,
-                      budgets.observation_format)
+    budgets = Budgets(
+        max(budgets.max_steps, DEFAULT_BUDGETS.max_steps),
+        max(budgets.max_parallel_calls, DEFAULT_BUDGETS.max_parallel_calls),
+        budgets.max_observation_chars,
+        budgets.observation_format,
+    )
     if task.verified_for(fp, budgets):
         return task
-    verdict = verify_task(world, task, max_steps=budgets.max_steps, max_parallel_calls=budgets.max_parallel_calls,
-                          max_observation_chars=budgets.max_observation_chars, observation_format=budgets.observation_format)
+    verdict = verify_task(
+        world,
+        task,
+        max_steps=budgets.max_steps,
+        max_parallel_calls=budgets.max_parallel_calls,
+        max_observation_chars=budgets.max_observation_chars,
+        observation_format=budgets.observation_format,
+    )
     if not verdict.ok:
         raise TaskError(f"task {task.task_id!r} is not valid in world {world.name!r} under {budgets.to_dict()}: "
                         f"{verdict.reason.value}: {verdict.detail}")

@@ -250,7 +250,12 @@ class _Builder:
                     other_org = rng.choice(self.orgs)
                     post(aid, f"Rumour has it @{self.acct_handle[friend_acct]} is joining {self.org_name[other_org]}.",
                          [friend_acct], [other_org])
-                elif friend_acct and friend and self.attended[friend] and roll < cfg.noise_level + cfg.misattribution_rate:
+                elif (
+                    friend_acct
+                    and friend
+                    and self.attended[friend]
+                    and roll < cfg.noise_level + cfg.misattribution_rate
+                ):
                     ev = rng.choice(self.attended[friend])
                     post(aid, f"Great talk at {self.event_name[ev]}! Proud of @{self.acct_handle[friend_acct]}.",
                          [friend_acct], [ev])

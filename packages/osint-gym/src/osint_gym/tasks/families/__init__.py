@@ -37,7 +37,14 @@ def list_families() -> list[str]:
     return list(_REGISTRY)
 
 
-for _cls in (IdentityResolution, NetworkDiscovery, EventTracing, CrossPlatformLinking, Deanonymization, ConvolutedTrace):
+for _cls in (
+    IdentityResolution,
+    NetworkDiscovery,
+    EventTracing,
+    CrossPlatformLinking,
+    Deanonymization,
+    ConvolutedTrace,
+):
     register_family(_cls)
 
 __all__ = ["FamilyConfig", "TaskFamily", "create_family", "list_families", "register_family"]
