@@ -77,7 +77,7 @@ def test_workers_run_a_model_in_processes_with_the_same_episodes(tiny_dir, dev):
 
     policy = HFPolicy(tiny_dir, batch_size=2, max_new_tokens=12)
     assert len(pickle.dumps(policy)) < 2_000 and pickle.loads(pickle.dumps(policy)).model_ref == tiny_dir
-    kwargs = {"mode": "multi_turn", "max_steps": 3, "progress": False}
+    kwargs = {"mode": "multi_turn", "spec": EpisodeSpec(Budgets(max_steps=3)), "progress": False}
     reports = [evaluate({"m": policy, "naive": make_policy("naive-search")}, dev, workers=w, **kwargs) for w in (1, 2)]
     one, two = ([(e.task_id, e.transcript, e.end, e.reward) for e in r.episodes["m"]] for r in reports)
     assert one == two and [t for t, *_ in two] == [t.task_id for t in dev.tasks]

@@ -10,7 +10,8 @@ counts and the whole record (``metadata["episode"]``, `EpisodeRecord.to_dict`) a
 osint-eval reads back (``osint-eval compare ... --candidate inspect:<log>``). Nothing is re-scored
 outside the env.
 
-Task options (``-T name=value``): ``split`` (``v0:test``, ``v0:dev``, ``v0:train``), ``difficulty``,
+Task options (``-T name=value``): ``split`` (any benchmark split: ``v0:test``
+by default, ``v1:test``, ``v1:hard``, ...), ``difficulty``,
 ``family``, ``limit``, ``observation_format`` (``json`` or ``compact``), ``max_turns`` (the env's step
 budget, default 24), ``max_parallel_calls`` (4) and ``max_observation_chars`` (16384).
 """

@@ -54,7 +54,7 @@ COUNTS = ("critical_steps", "tool_calls", "invalid_actions", "parse_failures", "
 
 class OSINTTasksetConfig(vf.TasksetConfig):
     split: str = "v0:test"
-    """An OSINT-v0 benchmark split (`osint_gym.benchmark`: v0:train, v0:dev, v0:test)."""
+    """An OSINT-v0 benchmark split (`osint_gym.benchmark.split_ids()`: v1:dev, v1:test, v1:hard, v0:...)."""
     difficulty: str | None = None
     """Keep only tasks of this difficulty (easy, medium, hard)."""
     family: str | None = None
