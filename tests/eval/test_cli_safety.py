@@ -168,3 +168,14 @@ def test_malformed_leaderboard_row_is_a_one_line_error(tmp_path, capsys):
         f"osint-eval: error: {lb}:1: "
         "missing success, success_lo, success_hi, reward, evidence_f1, steps, tool_calls, seed"
     )
+
+
+FLAGS = [([], True), (["--no-describe-tools"], False), (["--bare-prompt"], False)]
+
+
+@pytest.mark.parametrize(("flags", "describe"), FLAGS)
+def test_the_tool_description_flag_has_the_configs_name_and_keeps_its_former_one(flags, describe):
+    from osint_eval.cli import _parser
+
+    args = _parser().parse_args(["run", "--policy", "oracle", "--tasks", "v0:dev", "--out", "r", *flags])
+    assert args.describe_tools is describe

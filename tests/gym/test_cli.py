@@ -127,3 +127,13 @@ def test_ctrl_c_is_one_line_and_exit_130(monkeypatch, capsys, tmp_path):
 def test_bad_flags_are_argparse_errors():
     out = run("demo", "--difficulty", "extreme")
     assert out.returncode == 2 and "invalid choice: 'extreme'" in out.stderr and "Traceback" not in out.stderr
+
+
+FLAGS = [([], True), (["--no-describe-tools"], False), (["--bare-prompt"], False)]
+
+
+@pytest.mark.parametrize(("flags", "describe"), FLAGS)
+def test_serve_names_the_tool_description_as_the_env_does(flags, describe):
+    from osint_gym.cli import _parser
+
+    assert _parser().parse_args(["serve", *flags]).describe_tools is describe

@@ -41,9 +41,10 @@ def _common(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--action-format", choices=["json", "short"], default="json",
                    help="multi-turn: the action syntax the system prompt asks for (the env accepts both)")
-    p.add_argument("--bare-prompt", action="store_true",
+    p.add_argument("--no-describe-tools", "--bare-prompt", dest="describe_tools", action="store_false",
                    help="multi-turn: no system message, and the reset observation is the question alone "
-                        "(a model trained with osint-selfplay's answerer.describe_tools = false)")
+                        "(a model trained with osint-selfplay's answerer.describe_tools = false; "
+                        "--bare-prompt is its former name)")
     p.add_argument(
         "--batch-size",
         type=int,
@@ -165,7 +166,7 @@ def _evaluate(args: argparse.Namespace, specs: dict[str, str], comparisons: list
         run_kwargs.update(context_mode=args.context_mode, n_distractors=args.n_distractors, decoys=args.decoys)
     else:
         budgets = Budgets(args.max_steps, args.max_parallel_calls, args.max_observation_chars, args.observation_format)
-        run_kwargs["spec"] = EpisodeSpec(budgets, args.action_format, describe_tools=not args.bare_prompt)
+        run_kwargs["spec"] = EpisodeSpec(budgets, args.action_format, describe_tools=args.describe_tools)
     config = {k: v for k, v in vars(args).items() if k != "command"} | {"policies": specs}
     report = evaluate(policies, taskset, mode=args.mode, seed=args.seed, comparisons=comparisons, config=config,
                       progress=not args.no_progress, workers=args.workers, **run_kwargs)

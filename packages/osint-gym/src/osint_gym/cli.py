@@ -56,7 +56,8 @@ def _serve_parser(sub: Any) -> None:
     s.add_argument("--max-parallel-calls", type=int, default=DEFAULT_BUDGETS.max_parallel_calls)
     s.add_argument("--max-observation-chars", type=int, default=DEFAULT_BUDGETS.max_observation_chars)
     s.add_argument("--observation-format", choices=("json", "compact"), default=DEFAULT_BUDGETS.observation_format)
-    s.add_argument("--bare-prompt", action="store_true", help="the reset observation is the question alone")
+    s.add_argument("--no-describe-tools", "--bare-prompt", dest="describe_tools", action="store_false",
+                   help="no tool description: the reset observation is the question alone (--bare-prompt: former name)")
     s.add_argument("--max-sessions", type=int, default=512)
     s.add_argument("--idle-timeout", type=float, default=300.0, help="seconds before an idle session is closed")
     s.add_argument("--max-message-bytes", type=int, default=65536)
@@ -79,7 +80,7 @@ def _serve(args: argparse.Namespace) -> int:
             raise ConfigError(f"--token-env {args.token_env}: that environment variable is not set")
     env = {"max_steps": args.max_steps, "max_parallel_calls": args.max_parallel_calls,
            "max_observation_chars": args.max_observation_chars, "observation_format": args.observation_format,
-           "describe_tools": not args.bare_prompt}
+           "describe_tools": args.describe_tools}
     settings = ServeSettings(
         benchmark=None if args.world_config else (args.benchmark or "v0:test"),
         world_config=WorldConfig.from_toml(args.world_config).to_dict() if args.world_config else None,
