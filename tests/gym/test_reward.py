@@ -14,6 +14,11 @@ from osint_gym.schema import Edge
 GOLD = (Edge("account_1", "alias_of", "person_2"), Edge("person_2", "knows", "person_3"))
 
 
+def _score(**kw):
+    """score_episode with the gold answer person_3 and the evidence GOLD."""
+    return score_episode(gold_answers=["person_3"], gold_evidence=GOLD, **kw)
+
+
 def test_judge_answer_is_exact():
     assert judge_answer("person_2", ["person_2"]) == (True, False)
     for variant in (
@@ -53,40 +58,15 @@ def test_efficiency_and_step_penalty():
 
 
 def test_reward_values():
-    best = score_episode(
-        gold_answers=["person_3"],
-        gold_evidence=GOLD,
-        submitted="person_3",
-        evidence=GOLD,
-        critical_steps=1,
-        max_steps=24,
-    )
+    best = _score(submitted="person_3", evidence=GOLD, critical_steps=1, max_steps=24)
     assert best.total == pytest.approx(1.5) and best.correct
-    bare = score_episode(
-        gold_answers=["person_3"],
-        gold_evidence=GOLD,
-        submitted="person_3",
-        critical_steps=25,
-        max_steps=24,
-        penalties_paid=0.2,
-    )
+    bare = _score(submitted="person_3", critical_steps=25, max_steps=24, penalties_paid=0.2)
     assert bare.total == pytest.approx(0.8)
-    wrong = score_episode(
-        gold_answers=["person_3"],
-        gold_evidence=GOLD,
-        submitted="person_9",
-        evidence=GOLD,
-        critical_steps=1,
-        max_steps=24,
-    )
+    wrong = _score(submitted="person_9", evidence=GOLD, critical_steps=1, max_steps=24)
     assert wrong.total == pytest.approx(0.3) and not wrong.correct
-    multi = score_episode(
-        gold_answers=["person_3"], gold_evidence=GOLD, submitted=["person_3", "person_9"], evidence=GOLD
-    )
+    multi = _score(submitted=["person_3", "person_9"], evidence=GOLD)
     assert multi.multiple_candidates and multi.total == pytest.approx(0.2)
-    none = score_episode(
-        gold_answers=["person_3"], gold_evidence=GOLD, submitted=None, evidence=GOLD, penalties_paid=0.06
-    )
+    none = _score(submitted=None, evidence=GOLD, penalties_paid=0.06)
     assert none.total == pytest.approx(-0.06) and none.evidence_f1 == 0.0
 
 
@@ -96,24 +76,8 @@ def test_correct_always_beats_wrong_over_a_grid():
     correct_min, wrong_max = np.inf, -np.inf
     for f1, steps, pen in itertools.product((0.0, 0.5, 1.0), (1, 12, 30), (0.0, 0.1, 0.2, 5.0)):
         ev = GOLD if f1 == 1.0 else GOLD[:1] if f1 == 0.5 else ()
-        c = score_episode(
-            gold_answers=["person_3"],
-            gold_evidence=GOLD,
-            submitted="person_3",
-            evidence=ev,
-            critical_steps=steps,
-            max_steps=24,
-            penalties_paid=pen,
-        )
-        w = score_episode(
-            gold_answers=["person_3"],
-            gold_evidence=GOLD,
-            submitted="nope",
-            evidence=ev,
-            critical_steps=steps,
-            max_steps=24,
-            penalties_paid=pen,
-        )
+        c = _score(submitted="person_3", evidence=ev, critical_steps=steps, max_steps=24, penalties_paid=pen)
+        w = _score(submitted="nope", evidence=ev, critical_steps=steps, max_steps=24, penalties_paid=pen)
         for b in (c, w):
             assert lo <= b.total <= hi
         correct_min, wrong_max = min(correct_min, c.total), max(wrong_max, w.total)
