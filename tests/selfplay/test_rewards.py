@@ -8,7 +8,9 @@ from osint_gym import proposals
 from osint_gym.single_turn import build_context
 from osint_gym.tasks import TaskSampler
 from osint_selfplay.config import GeneratorConfig
-from osint_selfplay.rewards import AnswererReward, GeneratorReward, context_to_json, learnability
+from osint_selfplay.curriculum import choice_bin
+from osint_selfplay.errors import ConfigError
+from osint_selfplay.rewards import AnswererReward, GeneratorReward, context_to_json, frontier_reward, learnability
 from osint_selfplay.worlds import WorldPool
 
 
@@ -29,14 +31,16 @@ def test_learnability_rejects_bad_input():
 
 class FixedSolver:
     """Stands in for the frozen answerer: solve rates chosen by the test (the formula is under test,
-    the sampling is tested with a real model in test_training.py)."""
+    the sampling is tested with a real model in test_training.py); ``calls`` records each call's tasks."""
 
-    def __init__(self, rate):
-        self.rate = rate
+    def __init__(self, rate, k=8):
+        self.rate, self.k = rate, k
         self.seen = []
+        self.calls = []
 
     def solve_rates(self, tasks):
         self.seen += tasks
+        self.calls.append(len(tasks))
         return [self.rate] * len(tasks)
 
 
@@ -86,10 +90,44 @@ def test_generator_reward_grades_invalid_reasons(pool, world):
     assert {k: reward.reasons[k] for k in cases} == dict.fromkeys(cases, 1)
 
 
+@pytest.mark.parametrize(("p", "kind", "expected"), [(0.0, "r_zero", -0.1), (0.125, "r_zero", 0.25),
+                                                     (0.5, "r_zero", 1.0), (0.5, "azr", 0.5), (0.75, "azr", 0.25),
+                                                     (1.0, "r_zero", -0.1), (1.0, "azr", -0.1)])
+def test_frontier_reward_is_learnability_where_outcomes_vary_and_the_penalty_where_they_do_not(p, kind, expected):
+    assert frontier_reward(p, kind, -0.1) == pytest.approx(expected)
+    with pytest.raises(ValueError):
+        frontier_reward(1.2, kind, -0.1)
+
+
+def test_a_degenerate_proposal_scores_above_every_invalid_one_and_below_every_learnable_one():
+    cfg = GeneratorConfig()
+    assert max(cfg.invalid_rewards.values()) < cfg.degenerate_reward < frontier_reward(1 / cfg.solver_samples,
+                                                                                       cfg.learnability, -0.1)
+    for bad in (-0.3, 0.2):  # below an invalid reward, or above a learnable one's floor
+        with pytest.raises(ConfigError, match="degenerate_reward"):
+            GeneratorConfig(degenerate_reward=bad)
+
+
+def test_completions_naming_one_path_are_played_once_and_observed_in_its_bin(pool, world):
+    offer = proposals.make_offer(world, 0, 3, mode="choose", max_hops=2, filters=True)
+    solver = FixedSolver(0.25, k=8)
+    reward = GeneratorReward(pool, GeneratorConfig(), solver)
+    texts = ["P: 1", "P: 1", "P: 2", "P: 9", "P: 1", "P: 2"]
+    out = reward(prompts=[None] * 6, completions=[_msg(t) for t in texts], offer=[offer.to_json()] * 6,
+                 world_seed=[world.seed] * 6)
+    assert solver.calls == [2]  # two distinct paths, one call
+    assert out[3] == GeneratorConfig().invalid_rewards["out_of_range"]
+    assert [o["bin"] for o in reward.observations] == [choice_bin(offer, 1).key(), choice_bin(offer, 2).key()]
+    assert all(o["solved"] == 2 and o["played"] == 8 for o in reward.observations)
+    (step,) = reward.steps
+    assert step["valid"] == 5 and step["proposals"] == 6 and step["frontier_share"] == 1.0
+    assert step["rewards"] == out and step["solve_rates"] == [0.25] * 5
+
+
 def test_generator_reward_for_valid_proposals_is_learnability_diversity_grounding(pool, world):
     cfg = GeneratorConfig()
     offers_golds = [_gold(world, i) for i in range(3)]
-    for rate, expected_learn in ((0.0, 0.0), (0.5, 1.0), (1.0, 0.0)):
+    for rate, expected_learn in ((0.0, cfg.degenerate_reward), (0.25, 0.5), (0.5, 1.0), (1.0, cfg.degenerate_reward)):
         reward = GeneratorReward(pool, cfg, FixedSolver(rate))
         out = reward(
             prompts=[None] * 3,

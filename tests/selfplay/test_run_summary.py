@@ -165,15 +165,23 @@ def _round(generated, valid=10, outside=0, frontier=(0.2, 0.8)):
     mix = {"generated": generated, "seed": 32 - generated, "top_up": 16 - generated, "wanted_generated": 16,
            "valid_generated": valid, "outside_frontier": outside, "frontier": list(frontier), "rows": 32,
            "unsolvable_under_budget": 0}
-    return {"round": 0, "sampled": {"valid": valid, "proposals": 32, "valid_rate": valid / 32,
-                                    "answerer_solve_rate_on_generated": 0.05, "solve_rate_samples": 4},
-            "generator": {}, "answerer": {"mix": mix, "zero_variance_by_source": {
+    return {"round": 0, "sampled": {"valid": valid, "proposals": 32, "valid_rate": valid / 32, "in_frontier": 3,
+                                    "frontier_share": 3 / valid, "mean_solve_rate": 0.05, "mean_hops": 1.5,
+                                    "solve_rate_samples": 8,
+                                    "curriculum": {"valid": 12, "proposals": 32, "in_frontier": 6,
+                                                   "frontier_share": 0.5, "mean_solve_rate": 0.4, "mean_hops": 1.25}},
+            "generator": {"reward_first": 0.1, "reward_last": 0.3, "steps": 4, "frontier_share": 0.25,
+                          "solve_rate_samples": 8}, "answerer": {"mix": mix, "zero_variance_by_source": {
                 "seed": {"groups": 6, "zero_variance": 3, "share": 0.5}}}}
 
 
 def test_the_round_line_counts_the_frontier_and_the_zero_variance_groups():
     text = format_summary({"rounds": [_round(0, valid=10, outside=10)]})
-    assert "valid proposals 10/32 (31.2%); frozen answerer's solve rate on them 5.0% (4 samples each)" in text
+    assert ("round 0: generator reward 0.100 -> 0.300 over 4 GRPO steps, frontier share of its proposals 25.0% "
+            "(the frozen answerer's 8 episodes per distinct task)") in text
+    assert ("sample, learned generator: valid 10/32, frontier share 30.0% (3 in [0.2, 0.8]), mean solve rate 5.0%, "
+            "mean hops 1.50") in text
+    assert "sample, scripted curriculum: valid 12/32, frontier share 50.0% (6 in [0.2, 0.8])" in text
     assert "10 of 10 valid outside the frontier band [0.2, 0.8]" in text
     assert "zero-variance answerer groups: seed 3/6 (50.0%)" in text
 

@@ -94,9 +94,9 @@ class _PolicyAgent:
     A policy whose chat template renders tools (``native_tools``) gets the conversation in that
     template's tool-call format (`osint_gym.chat`), the others the plain JSON-action format."""
 
-    def __init__(self, policy: Policy, world: World, tasks: list[Task], full_schemas: bool,
+    def __init__(self, policy: Policy, worlds: list[World], tasks: list[Task], full_schemas: bool,
                  short: bool = False, system: bool = True) -> None:
-        self.policy, self.world, self.tasks, self.full_schemas = policy, world, tasks, full_schemas
+        self.policy, self.worlds, self.tasks, self.full_schemas = policy, worlds, tasks, full_schemas
         self.short, self.system = short, system
         self.native = bool(getattr(policy, "native_tools", False))
         self.convs: dict[int, list[dict[str, Any]]] = {}
@@ -120,7 +120,7 @@ class _PolicyAgent:
             if self.turn[i]:  # the observation of the previous action
                 self.convs[i] = self.convs[i] + chat.result_messages(obs, self.convs[i][-1], native=self.native)
                 self.seen[i].append(obs)
-            batch.append(PolicyInput(self.convs[i], self.tasks[i], self.world, i, self.turn[i],
+            batch.append(PolicyInput(self.convs[i], self.tasks[i], self.worlds[i], i, self.turn[i],
                                      env=self.envs[i], seen=self.seen[i]))
         actions: list[str | None] = list(self.policy.act(batch))
         # the per-turn token budget: a model turn that did not end within the policy's max_new_tokens
@@ -144,9 +144,18 @@ def run_multi_turn(policy: Policy, world: World, tasks: list[Task], *, spec: Epi
     budgets and observation format, the action syntax the system prompt asks for (the env accepts both)
     and, with ``describe_tools=False``, no system message and a reset observation of the question alone
     (the format of a model trained from scratch on it, osint-selfplay's ``answerer.describe_tools``)."""
-    envs = [OSINTEnv(world=world, tasks=[t], **spec.env_kwargs()) for t in tasks]
-    agent = _PolicyAgent(policy, world, tasks, full_schemas, short=spec.action_format == "short",
-                         system=spec.describe_tools)
+    return run_multi_turn_items(policy, [(world, t) for t in tasks], spec=spec, batch_size=batch_size,
+                                full_schemas=full_schemas, progress=progress, in_flight=in_flight)
+
+
+def run_multi_turn_items(policy: Policy, items: list[tuple[World, Task]], *, spec: EpisodeSpec = DEFAULT_SPEC,
+                         batch_size: int = 16, full_schemas: bool = False, progress: Any = None,
+                         in_flight: int = IN_FLIGHT) -> list[EpisodeResult]:
+    """`run_multi_turn` over (world, task) pairs: tasks of several worlds (a self-play run's training worlds)
+    share the episodes in flight, so their turns are generated in full batches."""
+    envs = [OSINTEnv(world=w, tasks=[t], **spec.env_kwargs()) for w, t in items]
+    agent = _PolicyAgent(policy, [w for w, _ in items], [t for _, t in items], full_schemas,
+                         short=spec.action_format == "short", system=spec.describe_tools)
     # in_flight batches of episodes run at once and a finished one's slot takes the next task, so a
     # model policy sorts each turn's many prompts into batches of similar length (`HFPolicy.generate`)
     records = run_episodes(envs, agent, seeds=[0] * len(envs), options=[{"task_index": 0}] * len(envs),

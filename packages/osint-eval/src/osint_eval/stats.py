@@ -69,3 +69,22 @@ def mcnemar_exact(candidate: Any, base: Any) -> McNemar:
         return McNemar(c_only, b_only, int(a.size), 1.0)
     tail = sum(math.comb(m, i) for i in range(k + 1)) / 2**m
     return McNemar(c_only, b_only, int(a.size), min(1.0, 2 * tail))
+
+
+def difference_of_means(later: Any, earlier: Any, *, seed: int = 0, n_boot: int = DEFAULT_BOOTSTRAP,
+                        alpha: float = 0.05) -> Estimate:
+    """mean(later) - mean(earlier) of two independent samples, with a percentile-bootstrap interval that
+    resamples each sample on its own (scipy.stats.bootstrap); ``n`` is the smaller sample's size."""
+    from scipy.stats import bootstrap
+
+    a, b = np.asarray(later, dtype=float), np.asarray(earlier, dtype=float)
+    n = int(min(a.size, b.size))
+    if n == 0:
+        return Estimate(float("nan"), float("nan"), float("nan"), 0)
+    delta = float(a.mean() - b.mean())
+    if (a.size == 1 and b.size == 1) or (np.all(a == a[0]) and np.all(b == b[0])):
+        return Estimate(delta, delta, delta, n)
+    res = bootstrap((a, b), lambda x, y, axis=-1: x.mean(axis=axis) - y.mean(axis=axis), n_resamples=n_boot,
+                    confidence_level=1 - alpha, method="percentile", random_state=np.random.default_rng(seed),
+                    vectorized=True)
+    return Estimate(delta, float(res.confidence_interval.low), float(res.confidence_interval.high), n)

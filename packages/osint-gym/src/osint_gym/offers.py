@@ -24,7 +24,8 @@ from osint_gym.tasks.verify import verify_task
 from osint_gym.world.graph import World
 
 OFFER_MODES = ("fixed", "generate", "choose")
-CHOOSE_PATHS = 3  # verified paths from one start that every choose-mode offer shows (a start with fewer is skipped)
+CHOOSE_PATHS = 3  # verified paths from one start a choose-mode offer shows by default (a start with fewer is skipped)
+MAX_CHOICES = 9  # a choice is one digit on the P: line
 MAX_PROPOSAL_HOPS = 4
 
 
@@ -42,10 +43,14 @@ class Offer:
     choices: tuple[tuple[Edge, ...], ...] = ()
     # choose mode with filters: the query of each choice (its evidence, hop and filter edges, is in choices)
     queries: tuple[Query, ...] = ()
+    # choose mode: the task family whose template each choice realises (a curriculum's bins read it)
+    families: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if self.queries and len(self.queries) != len(self.choices):
             raise ConfigError(f"offer {self.offer_id!r}: {len(self.queries)} queries for {len(self.choices)} choices")
+        if self.families and len(self.families) != len(self.choices):
+            raise ConfigError(f"offer {self.offer_id!r}: {len(self.families)} families for {len(self.choices)} choices")
 
     def query(self, k: int) -> Query | None:
         """The query of choice ``k`` (1-based) of a filtered offer; None for a filter-free one."""
@@ -55,7 +60,7 @@ class Offer:
         return json.dumps({"mode": self.mode, "start": self.start, "path": [list(e) for e in self.path],
                            "context": [list(e) for e in self.context], "offer_id": self.offer_id,
                            "choices": [[list(e) for e in c] for c in self.choices],
-                           "queries": [q.to_dict() for q in self.queries]})
+                           "queries": [q.to_dict() for q in self.queries], "families": list(self.families)})
 
     @classmethod
     def from_json(cls, text: str) -> Offer:
@@ -68,6 +73,7 @@ class Offer:
             d.get("offer_id", ""),
             tuple(tuple(Edge(*e) for e in c) for c in d.get("choices", [])),
             tuple(Query.from_dict(q) for q in d.get("queries", [])),
+            tuple(d.get("families", [])),
         )
 
 
@@ -115,23 +121,23 @@ def _query_nodes(query: Query, evidence: tuple[Edge, ...]) -> list[str] | None:
     return nodes if i == len(evidence) else None
 
 
-def _path_templates(world: World, max_hops: int, filters: bool = False) -> list[Template]:
-    """Every family's path templates of at most ``max_hops`` hops, without filters (a proposal that
-    writes its evidence can express a relation path but no filters, so only paths unique without
-    them are offered), or as the families use them (``filters``: choose-mode offers, where osint-gym
+def _path_templates(world: World, max_hops: int, filters: bool = False) -> list[tuple[str, Template]]:
+    """(family, template) for every family's path templates of at most ``max_hops`` hops, without filters
+    (a proposal that writes its evidence can express a relation path but no filters, so only paths unique
+    without them are offered), or as the families use them (``filters``: choose-mode offers, where osint-gym
     phrases the chosen query itself)."""
-    templates: list[Template] = []
+    templates: list[tuple[str, Template]] = []
     for name in list_families():
         fam = create_family(name)
         for difficulty in fam.difficulties_for(world):
             templates += [
-                t
+                (name, t)
                 if filters
-                else Template(
+                else (name, Template(
                     t.start_type,
                     tuple(dataclasses.replace(s, target_type=None, platform=None, disambiguate=False) for s in t.steps),
                     t.start_if,
-                )
+                ))
                 for t in fam.templates(difficulty)
                 if len(t.steps) <= max_hops
             ]
@@ -164,45 +170,52 @@ def _verified_path(world: World, template: Template, rng: random.Random,
 
 
 def make_offer(world: World, seed: int, index: int, *, mode: str = "fixed", max_hops: int = 2,
-               n_context: int = 10, max_attempts: int = 400, filters: bool = False) -> Offer:
+               n_context: int = 10, max_attempts: int = 400, filters: bool = False,
+               choices: int = CHOOSE_PATHS) -> Offer:
     """Offer ``index``: a path unique without filters (so that a proposal can express it), verified
     by the oracle; in ``generate`` mode with nearby distractor edges; in ``choose`` mode among
     `CHOOSE_PATHS` verified paths from the same start, shuffled, numbered in the prompt. ``filters``
     (choose mode only): the paths are the task families' own, narrowed by filters where a hop has
-    several candidates ("the acquaintance of X who lives in L"), as hard as the seed tasks.
-    Pure in (seed, index)."""
+    several candidates ("the acquaintance of X who lives in L"), as hard as the seed tasks; ``choices``: how
+    many paths a choose-mode offer numbers (a start with fewer verified paths is skipped). Pure in (seed, index)."""
     if mode not in OFFER_MODES:
         raise ConfigError(f"offer mode must be one of {OFFER_MODES}, got {mode!r}")
     if not 1 <= max_hops <= MAX_PROPOSAL_HOPS:
         raise ConfigError(f"max_hops must be in 1..{MAX_PROPOSAL_HOPS}, got {max_hops}")
     if filters and mode != "choose":
         raise ConfigError(f"filtered offers need choose mode (a proposal in {mode!r} mode cannot state filters)")
+    if isinstance(choices, bool) or not isinstance(choices, int) or not 2 <= choices <= MAX_CHOICES:
+        raise ConfigError(f"choices must be an integer in 2..{MAX_CHOICES}, got {choices!r}")
     rng = random.Random(f"offer:{seed}:{index}")
     templates = _path_templates(world, max_hops, filters)
     for _ in range(max_attempts):
-        found = _verified_path(world, rng.choice(templates), rng)
+        family, template = rng.choice(templates)
+        found = _verified_path(world, template, rng)
         if found is None:
             continue
         edges, path, query = found
         start = path[0]
         if mode == "choose":  # more verified paths from the same start: the choice the generator makes
-            own = [t for t in templates if t.start_type == world.type_of(start)]
-            paths, queries = [edges], [query]
-            for _ in range(8 * CHOOSE_PATHS):
-                if len(paths) == CHOOSE_PATHS:
+            own = [(f, t) for f, t in templates if t.start_type == world.type_of(start)]
+            paths, queries, families = [edges], [query], [family]
+            for _ in range(8 * choices):
+                if len(paths) == choices:
                     break
-                more = _verified_path(world, rng.choice(own), rng, start)
+                other, template = rng.choice(own)
+                more = _verified_path(world, template, rng, start)
                 if more is not None and more[0] not in paths:
                     paths.append(more[0])
                     queries.append(more[2])
-            if len(paths) < CHOOSE_PATHS:  # every offer numbers the same count, so any number in range is a task
+                    families.append(other)
+            if len(paths) < choices:  # every offer numbers the same count, so any number in range is a task
                 continue
-            pairs = list(zip(paths, queries))
-            rng.shuffle(
-                pairs
-            )  # the same permutation as shuffling the paths alone: offers without filters are unchanged
-            return Offer(mode, start, edges, tuple(dict.fromkeys(e for p, _ in pairs for e in p)), f"{seed}-{index}",
-                         tuple(p for p, _ in pairs), tuple(q for _, q in pairs) if filters else ())
+            # one permutation of (path, query, family) triples draws what shuffling the paths alone drew,
+            # so offers are unchanged by what travels with their paths
+            triples = list(zip(paths, queries, families))
+            rng.shuffle(triples)
+            return Offer(mode, start, edges, tuple(dict.fromkeys(e for p, _, _ in triples for e in p)),
+                         f"{seed}-{index}", tuple(p for p, _, _ in triples),
+                         tuple(q for _, q, _ in triples) if filters else (), tuple(f for _, _, f in triples))
         context = edges
         if mode == "generate":
             context = edges + tuple(distractor_edges(world, path, edges, rng, n_context - len(edges)))

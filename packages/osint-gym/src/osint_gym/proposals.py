@@ -286,11 +286,11 @@ def validate_sampled(
 
 
 def stream_offers(world: World, seed: int, stream: str, n: int, *, mode: str = "fixed", max_hops: int = 2,
-                  filters: bool = False) -> list[Offer]:
+                  filters: bool = False, choices: int = CHOOSE_PATHS) -> list[Offer]:
     """Offers ``0 .. n-1`` of the named ``stream`` of ``seed`` in one world (`make_offer` seeded by
     `osint_gym.streams.stream_seed`), so that no two samplers of offers share an item."""
     s = stream_seed(seed, stream)
-    return [make_offer(world, s, i, mode=mode, max_hops=max_hops, filters=filters) for i in range(n)]
+    return [make_offer(world, s, i, mode=mode, max_hops=max_hops, filters=filters, choices=choices) for i in range(n)]
 
 
 Generate = Callable[[list[list[dict[str, str]]]], list[str]]  # generator prompts -> one completion each

@@ -7,10 +7,13 @@ when its marker exists; the marker is written last, after everything the phase p
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
+import logging
 import os
 import platform
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -129,3 +132,25 @@ def folder_digest(folder: str, max_bytes: int = 256 << 20) -> str | None:
     for p in files:
         h.update(str(p.relative_to(root)).encode() + b"\0" + p.read_bytes())
     return h.hexdigest()
+
+
+@contextlib.contextmanager
+def log_file(path: Path, main: bool = True) -> Iterator[None]:
+    """Everything osint-selfplay logs (its phases, every trainer's per-step log dict) appended to ``path`` while
+    the run runs; the terminal keeps the progress bars, warnings and the summary."""
+    if not main:
+        yield
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handler = logging.FileHandler(path, encoding="utf-8")
+    handler.setFormatter(logging.Formatter("%(asctime)s %(name)s %(levelname)s %(message)s", "%H:%M:%S"))
+    logger = logging.getLogger("osint_selfplay")
+    level = logger.level
+    logger.setLevel(logging.INFO)
+    logger.addHandler(handler)
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(level)
+        handler.close()

@@ -206,7 +206,10 @@ def _resume_hint(args: argparse.Namespace) -> str:
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     args.argv = list(sys.argv[1:] if argv is None else argv)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s", datefmt="%H:%M:%S")
+    # the terminal: progress bars, warnings and the summary; every INFO line (phases, trainers' per-step log dicts)
+    # goes to the run's train.log (`osint_selfplay.loop.log_file`)
+    logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(name)s %(levelname)s %(message)s",
+                        datefmt="%H:%M:%S")
     try:
         return {"train": _train, "controls": _controls, "generate": _generate, "push": _push, "launch": _launch}[
             args.command

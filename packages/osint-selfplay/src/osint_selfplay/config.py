@@ -130,6 +130,12 @@ class WarmStartConfig:
         "rounds' wall time, resumed where its decay began) inside the job and evaluate it next to the final model; "
         "`osint-selfplay controls RUN_DIR` trains it after the job instead.",
     )
+    imitation_control: bool = _f(
+        False,
+        "Packed: train the imitation reference inside the job: the equal-compute control with a third of every "
+        "step's rows oracle demonstrations of hard (3-hop) tasks, i.e. what imitation gives where demonstrations "
+        "exist (a reference, not a control); `osint-selfplay controls RUN_DIR` trains it after the job instead.",
+    )
 
     def __post_init__(self) -> None:
         _choice("warm_start.enabled", self.enabled, ("auto", "on", "off"))
@@ -143,8 +149,9 @@ class WarmStartConfig:
         _positive("warm_start.epochs", self.epochs, 1e-6)
         if not 0 <= self.decay_fraction <= 1:
             raise ConfigError(f"warm_start.decay_fraction must be in [0, 1]; got {self.decay_fraction!r}")
-        if self.control and not self.packing:
-            raise ConfigError("warm_start.control continues a packed warm start: set warm_start.packing = true")
+        for name in ("control", "imitation_control"):
+            if getattr(self, name) and not self.packing:
+                raise ConfigError(f"warm_start.{name} continues a packed warm start: set warm_start.packing = true")
 
 
 @dataclass(frozen=True)
@@ -157,10 +164,16 @@ class GeneratorConfig:
         "has several candidates ('the acquaintance of X who lives in L'), as hard as osint-gym's seed tasks; "
         "false: paths unique without filters only.",
     )
-    learnability: str = _f("r_zero", "'r_zero' (1 - 2|p - 0.5|) or 'azr' (1 - p for 0 < p < 1, else 0).")
-    solver_samples: int = _f(4, "k: answerer samples per valid proposal to estimate its solve rate p.")
-    solver_temperature: float = _f(1.0, "Temperature of those samples.")
-    learnability_weight: float = _f(1.0, "Weight of the learnability term.")
+    offer_choices: int = _f(3, "canonical_graph_mode = 'choose': verified paths each offer numbers (2..9).")
+    learnability: str = _f("r_zero", "The frontier reward of a task solved with rate 0 < p < 1: 'r_zero' "
+                                     "(1 - 2|p - 0.5|) or 'azr' (1 - p).")
+    degenerate_reward: float = _f(-0.1, "The frontier reward of a valid task the frozen answerer solves in all or "
+                                        "none of its k episodes (above every invalid reward: a valid task still "
+                                        "beats an invalid one).")
+    solver_samples: int = _f(8, "k: the frozen answerer's episodes per distinct valid proposal, which estimate its "
+                                "solve rate p (the generator's reward and the frontier share).")
+    solver_temperature: float = _f(1.0, "Temperature of those episodes: one where the answerer's outcomes vary.")
+    learnability_weight: float = _f(1.0, "Weight of the frontier term.")
     diversity_weight: float = _f(0.3, "Penalty for a near-duplicate of a proposal in the batch or in recent history.")
     grounding_weight: float = _f(0.2, "Weight of the share of evidence edges the offer showed.")
     history_size: int = _f(2048, "Recent valid proposals remembered for the diversity penalty.")
@@ -174,15 +187,36 @@ class GeneratorConfig:
         "Reward of an invalid proposal, by failure reason (all negative).")
     sample_tasks: int = _f(256, "Proposals sampled from the trained generator each round for the answerer.")
     sample_temperature: float = _f(1.0, "Temperature when sampling those proposals.")
+    curriculum: bool = _f(
+        False,
+        "canonical_graph_mode = 'choose': the sample phase also picks a path of each of its offers by the scripted "
+        "frontier curriculum (osint_selfplay.curriculum: p(1 - p) per bin of family x hops x filters, from the "
+        "round's generator episodes) and estimates the frontier share of its picks, the learned generator's control.",
+    )
+    curriculum_control: bool = _f(
+        False,
+        "Train the curriculum arm inside the job: every round's answerer phase again, chained from the warm start, on "
+        "the scripted curriculum's frontier tasks instead of the learned generator's (equal answerer compute); "
+        "needs generator.curriculum; `osint-selfplay controls RUN_DIR` trains it after the job instead.",
+    )
 
     def __post_init__(self) -> None:
         _choice("generator.learnability", self.learnability, ("r_zero", "azr"))
         if not 1 <= self.max_hops <= 4:
             raise ConfigError(f"generator.max_hops must be in 1..4; got {self.max_hops!r}")
         _positive("generator.solver_samples", self.solver_samples, 2)
+        if isinstance(self.offer_choices, bool) or self.offer_choices not in range(2, 10):
+            raise ConfigError(f"generator.offer_choices must be an integer in 2..9; got {self.offer_choices!r}")
         for reason, value in self.invalid_rewards.items():
             if not isinstance(value, (int, float)) or value >= 0:
                 raise ConfigError(f"generator.invalid_rewards.{reason} must be negative; got {value!r}")
+        worst_invalid = max(self.invalid_rewards.values(), default=-1.0)
+        if not worst_invalid < self.degenerate_reward <= 0:
+            raise ConfigError(f"generator.degenerate_reward must lie in ({worst_invalid}, 0] (above every invalid "
+                              f"reward, at most a learnable task's); got {self.degenerate_reward!r}")
+        if self.curriculum_control and not self.curriculum:
+            raise ConfigError("generator.curriculum_control trains on the scripted curriculum's tasks: "
+                              "set generator.curriculum = true")
         known = [r.value for r in FailureReason if r not in (FailureReason.OK, FailureReason.DUPLICATE)]
         for reason in self.invalid_rewards:
             if reason not in known:
@@ -356,7 +390,12 @@ class EvalConfig:
         "Multi turn: tasks of curve_split the answerer plays greedily at the warm start and during the on-policy "
         "phases (a curve in the report; 0: none).",
     )
-    curve_split: str = _f("v0:dev", "The benchmark split of those tasks (not the held-out eval.tasks).")
+    curve_split: str = _f("v0:dev", "The benchmark split of those tasks (not the held-out eval.tasks); taken "
+                                    "in equal numbers of each difficulty it has.")
+    extra_splits: list[str] = _f(
+        [], "More held-out splits evaluated like eval.tasks, each in its own report (eval/<split>/); their hard tasks "
+            "join those of eval.tasks in the hard-task figures and claims (e.g. ['v1:hard'])."
+    )
     curve_every: int = _f(
         0, "Optimizer steps of an on-policy phase between two curve points (0: only at each phase's end)."
     )
@@ -445,13 +484,16 @@ class RunConfig:
         _positive("rounds", self.rounds)
         _positive("torch_threads", self.torch_threads, 0)
         _positive("train_worlds", self.train_worlds)
-        parse_ref(self.eval.tasks)
         parse_ref(self.eval.curve_split)
-        if self.eval.curve_tasks and shares_world(self.eval.curve_split, self.eval.tasks):
-            raise ConfigError(
-                f"eval.curve_split must not be the held-out split eval.tasks ({self.eval.tasks!r}) "
-                "or share its world: the curve is measured during training; use v0:dev"
-            )
+        for split in (self.eval.tasks, *self.eval.extra_splits):
+            parse_ref(split)
+            if self.eval.curve_tasks and shares_world(self.eval.curve_split, split):
+                raise ConfigError(
+                    f"eval.curve_split must not be a held-out split ({split!r}) or share its world: the curve is "
+                    "measured during training; use v0:dev or v1:dev"
+                )
+        if self.eval.tasks in self.eval.extra_splits:
+            raise ConfigError(f"eval.extra_splits repeats eval.tasks ({self.eval.tasks!r})")
         if self.eval.curve_tasks and self.answerer.mode != "multi_turn":
             raise ConfigError(
                 "eval.curve_tasks: the dev curve plays multi-turn episodes; set it to 0 for answerer.mode "

@@ -1,25 +1,30 @@
-"""The run's two controls, each the answer to one question about its self-play rounds:
+"""The run's controls and its reference, each the answer to one question about its self-play rounds:
 
-- the **equal-compute control** (did the rounds beat more SFT with the same compute?): the warm start as
+- (a) the **equal-compute control** (did the rounds beat more SFT with the same compute?): the warm start as
   it would have run with the rounds' compute added to its budget, in its own optimizer steps (`budget_steps`).
   A warm start whose learning rate decays saved its state where the decay began (`osint_selfplay.sft`);
   the control resumes there, runs the stable phase on and decays over the same share of the longer budget.
   A warm start at a constant rate is continued from its end, on the demonstrations it had not reached;
-- the **uniform-task control** (did self-play tasks beat uniform ones?): the last round's answerer
-  phase run again from the model it started from, with the same GRPO steps, seed and seed-task
-  stream, on osint-gym seed tasks only (no generated task).
+- (b) the **uniform-task control** (did self-play tasks beat uniform ones?): every round's answerer phase
+  run again, chained from the model the first one started from, with the same GRPO steps, seeds and seed-task
+  stream, on osint-gym seed tasks only (no generated task);
+- the **curriculum arm** (did the learned generator beat its scripted control?): the same chain on the scripted
+  frontier curriculum's frontier tasks of each round (`osint_selfplay.frontier`) instead of the learned
+  generator's, the answerer's compute equal in both arms;
+- the **imitation reference** (what does imitation give where demonstrations exist?): (a) with a third of every
+  step's rows oracle demonstrations of hard tasks. A reference, not a control: self-play never sees them.
 
-Either trains inside the job (``warm_start.control``, ``answerer.uniform_control``) or after it,
-from the finished run's folder (``osint-selfplay controls RUN_DIR``, `osint_selfplay.loop.after_run`), which adds the
-controls to the run's paired evaluation without running the models already evaluated again. Both
-are phases with markers, so an interrupted ``controls`` continues where it stopped.
+Each trains inside the job (``warm_start.control``, ``answerer.uniform_control``, ``generator.curriculum_control``,
+``warm_start.imitation_control``) or after it, from the finished run's folder (``osint-selfplay controls RUN_DIR``,
+`osint_selfplay.loop.after_run`), which adds them to the run's paired evaluation without running the models already
+evaluated again. All are phases with markers, so an interrupted ``controls`` continues where it stopped.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from osint_selfplay import phases
+from osint_selfplay import data, phases
 from osint_selfplay.artifacts import read_jsonl
 from osint_selfplay.errors import ConfigError
 from osint_selfplay.state import Metrics, Models, RoundSummary
@@ -28,6 +33,11 @@ if TYPE_CHECKING:  # loop drives the controls; the run is only a type here, so t
     from osint_selfplay.loop import SelfPlayRun
 
 UNIFORM_PHASE = "answerer_uniform"
+CURRICULUM_PHASE = "answerer_curriculum"
+IMITATION_PHASE = "imitation_reference"
+# the imitation reference draws this share of every step's rows from hard demonstrations: hard is one of the three
+# difficulties, as in the uniform-task control's seed tasks of every difficulty
+IMITATION_SHARE = 1 / 3
 
 
 def budget_steps(rounds: list[RoundSummary], warm: Metrics) -> tuple[int, float]:
@@ -49,26 +59,29 @@ def budget_steps(rounds: list[RoundSummary], warm: Metrics) -> tuple[int, float]
     return round(steps), seconds
 
 
-def train_equal_compute(run: SelfPlayRun) -> Metrics:
-    """The warm start given the self-play rounds' compute (`budget_steps`) on top of its own."""
+def _continue_warm_start(run: SelfPlayRun, name: str, label: str, extra: Any = None) -> Metrics:
+    """The warm start given the self-play rounds' compute (`budget_steps`) on top of its own, into phase ``name``;
+    ``extra``: a function that makes more conversations, `IMITATION_SHARE` of every step's rows (the imitation
+    reference's hard demonstrations)."""
     cfg = run.cfg
     role = "shared" if cfg.model_topology == "shared" else "answerer"
     start = run.markers.done(None, f"warm_start_{role}") or {}
     steps, seconds = budget_steps(run.summary.rounds, start)
-    out = run.run_dir(None, "control")
+    out = run.run_dir(None, name)
     branch = run.run_dir(None, f"warm_start/{role}") / phases.DECAY_START
     if cfg.warm_start.decay_fraction > 0 and not cfg.dry_run and not branch.is_file():
         raise ConfigError(
-            f"the equal-compute control resumes the warm start where its decay began, and {branch} is missing "
+            f"the {label} resumes the warm start where its decay began, and {branch} is missing "
             "(its warm start never reached the decay, or the run predates osint-selfplay saving it): "
-            "train the control inside the job with warm_start.control = true"
+            "train it inside the job (warm_start.control, warm_start.imitation_control)"
         )
     warm_models = run.summary.warm_start_models
     if warm_models is None:
-        raise ConfigError("the equal-compute control continues the warm start, and this run has none")
+        raise ConfigError(f"the {label} continues the warm start, and this run has none")
 
     def fn() -> dict[str, Any]:
         rows = read_jsonl(run.run_dir(None, f"warm_start/{role}") / "demonstrations.jsonl")
+        more, counts = extra() if extra is not None else ([], {})
         metrics = phases.run_sft(
             warm_models.answerer,
             rows,
@@ -78,35 +91,69 @@ def train_equal_compute(run: SelfPlayRun) -> Metrics:
             cfg.model.answerer,
             extra_steps=steps,
             skip_rows=int(start.get("next_row") or 0),
-            label="equal-compute SFT control",
+            label=label,
             branch=branch if branch.is_file() else None,
             warm_steps=int(start.get("steps") or 0),
+            extra=more,
+            extra_share=IMITATION_SHARE if more else 0.0,
         )
-        return {**metrics, "budget_seconds": seconds, "budget_steps": steps}
+        return {**metrics, "budget_seconds": seconds, "budget_steps": steps,
+                **({"extra_demonstrations": counts} if extra is not None else {})}
 
-    run.run_phase(None, "control", fn)
-    return {**(run.markers.done(None, "control") or {}), "model": str(out / "final_model")}
+    run.run_phase(None, name, fn)
+    return {**(run.markers.done(None, name) or {}), "model": str(out / "final_model")}
+
+
+def train_equal_compute(run: SelfPlayRun) -> Metrics:
+    """(a) More SFT on the same demonstrations: the warm start given the rounds' compute."""
+    return _continue_warm_start(run, "control", "equal-compute SFT control")
+
+
+def train_imitation_reference(run: SelfPlayRun) -> Metrics:
+    """(c) The imitation reference: the same continuation, a third of every step's rows oracle demonstrations of hard
+    tasks (`data.hard_demonstrations`), never shown to the self-play run: what imitation gives where demonstrations
+    exist."""
+    cfg = run.cfg
+    return _continue_warm_start(run, IMITATION_PHASE, "imitation reference (hard demonstrations)",
+                                extra=lambda: data.hard_demonstrations(run.pool, cfg,
+                                                                       round(cfg.warm_start.answerer_examples
+                                                                             * IMITATION_SHARE)))
+
+
+def train_answerer_arm(run: SelfPlayRun, name: str, generated_from: str | None) -> Metrics:
+    """Every round's answerer phase again, chained from the model the first one started from, each on the same
+    seed tasks and GRPO seed as the round's own, with the round's generated tasks in ``generated_from`` (a file of
+    its sample phase; None: seed tasks only), into phase folders ``name``. The rounds' generator phases do not
+    run again: with model_topology = 'shared' their updates of the shared model between rounds are left out."""
+    phases_ = [rnd.answerer for rnd in run.summary.rounds]
+    if not phases_ or not all(phases_):
+        raise ConfigError(f"the {name} control repeats every round's answerer phase; this run lacks one")
+    start = phases_[0].get("start_model") if phases_[0] else None
+    if not start:
+        raise ConfigError("the run's first answerer phase does not record the model it started from (an older run); "
+                          "train the control inside the job")
+    results = []
+    for r in range(len(phases_)):
+        results.append(run.answerer_phase(r, Models.both(start), name, generated_from=generated_from,
+                                          as_step="answerer"))
+        start = str(run.run_dir(r, name) / "final_model")
+    return {"rounds": results, "model": start,
+            "mix": [res.get("mix", {}) for res in results], "reward_first": results[0].get("reward_first"),
+            "reward_last": results[-1].get("reward_last")}
 
 
 def train_uniform_tasks(run: SelfPlayRun) -> Metrics:
-    """The last round's answerer phase on uniform seed tasks. When no generated task reached that
-    phase its rows already were those seed tasks (the same stream and order): the control would be the
-    same run, so nothing is trained and the result says so."""
-    r = len(run.summary.rounds) - 1
-    last = run.summary.rounds[r].answerer if r >= 0 else None
-    if not last:
-        raise ConfigError("the uniform-task control repeats the last round's answerer phase; this run has none")
-    if not last.get("mix", {}).get("generated"):
-        return {"round": r, "same_as_final": True, "generated": 0}
-    start = last.get("start_model")
-    if not start:
-        raise ConfigError("the run's last answerer phase does not record the model it started from (an older run); "
-                          "train the uniform-task control inside the job with answerer.uniform_control = true")
-    result = run.answerer_phase(r, Models.both(start), UNIFORM_PHASE, uniform=True)
-    return {**result, "round": r, "model": str(run.run_dir(r, UNIFORM_PHASE) / "final_model")}
+    """(b) The same GRPO on uniform seed tasks (the difficulties of ``answerer.seed_difficulties``). When no
+    generated task reached any round's answerer, its rows already were those seed tasks (the same stream and
+    order): the control would be the same run, so nothing is trained and the result says so."""
+    mixes = [(rnd.answerer or {}).get("mix") or {} for rnd in run.summary.rounds]
+    if run.summary.rounds and not any(m.get("generated") for m in mixes):
+        return {"same_as_final": True, "generated": 0}
+    return train_answerer_arm(run, UNIFORM_PHASE, None)
 
 
-def train(run: SelfPlayRun, *, equal_compute: bool, uniform: bool) -> dict[str, str]:
+def train(run: SelfPlayRun, *, equal_compute: bool, uniform: bool, curriculum: bool = False,
+          imitation: bool = False) -> dict[str, str]:
     """Train the controls asked for into ``run.summary``; returns {name: model} of those to evaluate."""
     models: dict[str, str] = {}
     if equal_compute:  # a packed warm start: checked when the run is built (`SelfPlayRun`) or by `loop.after_run`
@@ -116,4 +163,10 @@ def train(run: SelfPlayRun, *, equal_compute: bool, uniform: bool) -> dict[str, 
         run.summary.uniform_control = train_uniform_tasks(run)
         if run.summary.uniform_control.get("model"):
             models["uniform_control"] = run.summary.uniform_control["model"]
+    if curriculum:
+        run.summary.curriculum_control = train_answerer_arm(run, CURRICULUM_PHASE, "curriculum_tasks.jsonl")
+        models["curriculum_control"] = run.summary.curriculum_control["model"]
+    if imitation:
+        run.summary.imitation_reference = train_imitation_reference(run)
+        models["imitation_reference"] = run.summary.imitation_reference["model"]
     return models

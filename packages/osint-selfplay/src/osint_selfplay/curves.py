@@ -17,13 +17,23 @@ from typing import Any
 from osint_eval.policies import HFPolicy
 from osint_eval.runner import run_multi_turn
 from osint_eval.schema import Curve, CurvePoint, Estimate
-from osint_eval.stats import proportion_interval
+from osint_eval.stats import bootstrap_mean, proportion_interval
 from osint_gym.benchmark import benchmark_tasks, benchmark_world
+from osint_gym.tasks import DIFFICULTIES
 from osint_selfplay.errors import ConfigError
 from osint_selfplay.state import RoundSummary
 
 Point = dict[str, Any]
 ANSWERER_PHASES = ("answerer_first", "relabel", "answerer")  # a round's answerer updates, in the order they run
+
+
+def stratified(tasks: list[Any], n: int) -> list[Any]:
+    """The first ``n`` tasks of a split taken in equal numbers of each difficulty it holds (in the split's
+    order), so that a curve reads every difficulty, the hard ones included, at the same sample size."""
+    levels = [d for d in DIFFICULTIES if any(t.difficulty == d for t in tasks)]
+    each = -(-n // len(levels)) if levels else 0
+    picked = [t for d in levels for t in [t for t in tasks if t.difficulty == d][:each]]
+    return sorted(picked, key=tasks.index)[:n]
 
 
 class DevProbe:
@@ -33,7 +43,7 @@ class DevProbe:
         ev = cfg.eval
         self.cfg = cfg
         self.every = ev.curve_every
-        self.tasks = benchmark_tasks(ev.curve_split)[: ev.curve_tasks] if ev.curve_tasks else []
+        self.tasks = stratified(benchmark_tasks(ev.curve_split), ev.curve_tasks) if ev.curve_tasks else []
         self.world = benchmark_world(ev.curve_split) if self.tasks else None
         self.seconds = 0.0
 
@@ -57,8 +67,13 @@ class DevProbe:
             policy.close()
         seconds = time.perf_counter() - t0
         self.seconds += seconds
+        by: dict[str, dict[str, int]] = {}
+        for r in results:
+            cell = by.setdefault(r.difficulty, {"solved": 0, "n": 0})
+            cell["solved"] += int(r.correct)
+            cell["n"] += 1
         return {"label": label, "step": step, "solved": sum(r.correct for r in results), "n": len(results),
-                "seconds": seconds}
+                "seconds": seconds, "by_difficulty": by}
 
     def measure(self, model: Any, tokenizer: Any, label: str, step: int) -> Point:
         """One point: ``model`` as it is now (in training), saved to a scratch folder and played from there."""
@@ -89,6 +104,7 @@ def run_curves(rounds: list[RoundSummary], warm_point: Point | None, split: str)
     """The report's curves from the run summary: dev success over the on-policy optimizer steps (each
     phase's steps after the earlier phases'), and the zero-variance share of each GRPO step's groups."""
     points: list[CurvePoint] = []
+    measured: list[tuple[int, Point]] = [(0, warm_point)] if warm_point else []
     if warm_point:
         points.append(_point(0, warm_point))
     zero: list[CurvePoint] = []
@@ -99,6 +115,7 @@ def run_curves(rounds: list[RoundSummary], warm_point: Point | None, split: str)
                 continue
             for p in phase.get("dev_curve") or []:
                 points.append(_point(offset + int(p["step"]), p))
+                measured.append((offset + int(p["step"]), p))
             for entry in phase.get("zero_variance_steps") or []:
                 n = int(entry["groups"])
                 share = float(entry["share"])
@@ -117,9 +134,22 @@ def run_curves(rounds: list[RoundSummary], warm_point: Point | None, split: str)
                 points,
             )
         )
+    curves += _difficulty_curves(measured, split)
     if zero:
         curves.append(Curve("answerer GRPO groups with zero reward variance", "on-policy optimizer step",
                             "share of the step's groups (95% CI)", zero))
+    return curves
+
+
+def _difficulty_curves(measured: list[tuple[int, Point]], split: str) -> list[Curve]:
+    """One dev curve per difficulty (points measured before the curves were stratified have none)."""
+    levels = [d for d in DIFFICULTIES if any(d in (p.get("by_difficulty") or {}) for _, p in measured)]
+    curves = []
+    for d in levels:
+        cells = [(x, p.get("label", ""), (p.get("by_difficulty") or {}).get(d)) for x, p in measured]
+        pts = [_point(x, {"label": label, **cell}) for x, label, cell in cells if cell]
+        curves.append(Curve(f"greedy success on {pts[0].value.n} {split} {d} tasks during the on-policy phases",
+                            "on-policy optimizer step", "success (95% CI)", pts))
     return curves
 
 
@@ -127,3 +157,42 @@ def _point(x: int, p: Point) -> CurvePoint:
     solved, n = int(p["solved"]), int(p["n"])
     value: Estimate = proportion_interval([1] * solved + [0] * (n - solved))
     return CurvePoint(x, value, str(p.get("label", "")))
+
+
+def selfplay_curves(rounds: list[RoundSummary]) -> list[Curve]:
+    """The climb, per round and step: the generator's reward per GRPO step (its proposals' mean), the frontier
+    share of the valid proposals of each round's sample (the learned generator's and, where measured, the
+    scripted curriculum's), and the mean hops of the tasks that trained each round's answerer."""
+    reward: list[CurvePoint] = []
+    offset = 0
+    for rnd in rounds:
+        steps = (rnd.generator or {}).get("generator_steps") or []
+        for s in steps:
+            if s["rewards"]:
+                reward.append(CurvePoint(offset + int(s["step"]), bootstrap_mean(s["rewards"]), f"round {rnd.round}"))
+        offset += len(steps)
+    share = {"learned generator": [], "scripted curriculum": []}  # type: dict[str, list[CurvePoint]]
+    hops: list[CurvePoint] = []
+    for rnd in rounds:
+        sample = rnd.sampled or {}
+        for name, arm in (("learned generator", sample), ("scripted curriculum", sample.get("curriculum") or {})):
+            if arm.get("valid"):
+                k = int(arm["in_frontier"])
+                share[name].append(CurvePoint(rnd.round, proportion_interval([1] * k + [0] * (arm["valid"] - k)),
+                                              name))
+        mix = (rnd.answerer or {}).get("mix") or {}
+        trained = [int(h) for h, n in (mix.get("hops") or {}).items() for _ in range(n)]
+        if trained:
+            hops.append(CurvePoint(rnd.round, bootstrap_mean(trained), f"round {rnd.round}"))
+    curves = []
+    if reward:
+        curves.append(Curve("generator reward per GRPO step (its proposals' mean)", "generator GRPO step",
+                            "reward (95% CI)", reward, rate=False))
+    for name, pts in share.items():
+        if pts:
+            curves.append(Curve(f"frontier share of valid proposals, {name}", "round",
+                                "share with an estimated solve rate in [0.2, 0.8] (95% CI)", pts))
+    if hops:
+        curves.append(Curve("mean hops of the tasks that trained the answerer", "round", "hops (95% CI)", hops,
+                            rate=False))
+    return curves

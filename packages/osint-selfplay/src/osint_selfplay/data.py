@@ -7,6 +7,7 @@ every row is a pure function of (run seed, index).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import multiprocessing
 import random
@@ -25,6 +26,7 @@ from osint_gym.world import World
 from osint_gym.world.names import rename_made_up_words
 from osint_selfplay import streams
 from osint_selfplay.config import RunConfig
+from osint_selfplay.frontier import task_hops
 from osint_selfplay.rewards import context_to_json
 from osint_selfplay.rollout import episode_env, episode_prompt, prompt_key
 from osint_selfplay.worlds import WorldPool
@@ -61,7 +63,8 @@ def offer_rows(
     for i in range(start, start + n):
         world = pool.pick(i)
         offer = proposals.make_offer(world, streams.stream_seed(cfg.seed, stream), i, mode=cfg.canonical_graph_mode,
-                                     max_hops=cfg.generator.max_hops, filters=cfg.generator.offer_filters)
+                                     max_hops=cfg.generator.max_hops, filters=cfg.generator.offer_filters,
+                                     choices=cfg.generator.offer_choices)
         rows.append(
             {"prompt": proposals.generator_messages(world, offer), "offer": offer.to_json(), "world_seed": world.seed}
         )
@@ -163,9 +166,13 @@ def mix_answerer_rows(pool: WorldPool, cfg: RunConfig, generated: list[Task], ro
         rows, over_budget = multi_turn_rows(pool, cfg, items)
     else:
         rows = [answerer_row(w, t, cfg, source) for w, t, source in items]
+    hops = [task_hops(t) for _, t, _ in items]
     return rows, {"generated": len(used), "seed": total - len(used), "top_up": top_up, "wanted_generated": want,
                   "valid_generated": len(generated), "outside_frontier": outside, "frontier": list(band),
-                  "rows": len(rows), "unsolvable_under_budget": over_budget, "dynamic_sampling": dynamic}
+                  "rows": len(rows), "unsolvable_under_budget": over_budget, "dynamic_sampling": dynamic,
+                  "mean_hops": sum(hops) / len(hops) if hops else None,
+                  "hops": {str(h): n for h, n in sorted(Counter(hops).items())},
+                  "generated_mean_hops": sum(map(task_hops, used)) / len(used) if used else None}
 
 
 def relabel_tasks(pool: WorldPool, cfg: RunConfig, generated: list[Task],
@@ -228,21 +235,24 @@ def multi_turn_rows(
     return rows, dropped
 
 
-def sft_multi_turn_rows(pool: WorldPool, cfg: RunConfig) -> tuple[list[dict[str, Any]], dict[str, int]]:
+def sft_multi_turn_rows(pool: WorldPool, cfg: RunConfig,
+                        stream: str = streams.WARM_START) -> tuple[list[dict[str, Any]], dict[str, int]]:
     """(rows, counts): oracle trajectories in the multi-turn chat format (``messages`` rows; the loss
     is on the assistant turns only): how to look names up, call tools, cite evidence and answer.
     Each one is a real episode through the env (`osint_gym.agents.run_episode`) by the demonstrator
     (``OracleAgent(names_first=True)``), kept only if it was correct and used no id before the agent
     could have seen it (`osint_gym.agents.unseen_ids`). ``warm_start.workers`` processes share the
-    items; every demonstration is a pure function of its index, so the rows do not depend on them."""
+    items; every demonstration is a pure function of its index, so the rows do not depend on them. ``stream``:
+    the named stream of their tasks (the warm start's, or the imitation reference's)."""
     parts = min(cfg.warm_start.workers, cfg.warm_start.answerer_examples)
     if parts == 1:
-        results = [_demonstrations(pool, cfg, 0, 1)]
+        results = [_demonstrations(pool, cfg, 0, 1, stream)]
     else:
         # the env and the oracle are pure Python: processes, not threads, keep every core busy; "spawn"
         # keeps this process's torch threads (and any fork-unsafe state) out of the workers
         with ProcessPoolExecutor(parts, mp_context=multiprocessing.get_context("spawn")) as ex:
-            results = list(ex.map(_demonstrations, [pool] * parts, [cfg] * parts, range(parts), [parts] * parts))
+            results = list(ex.map(_demonstrations, [pool] * parts, [cfg] * parts, range(parts), [parts] * parts,
+                                  [stream] * parts))
     by_index = sorted((i, row) for rows, _ in results for i, row in rows)
     counts = {k: sum(c[k] for _, c in results) for k in results[0][1]}
     return [row for _, row in by_index], counts
@@ -257,15 +267,23 @@ def rename_words(messages: list[dict[str, Any]], key: str) -> list[dict[str, Any
     return [{**m, "content": t} for m, t in zip(messages, texts)]
 
 
+def hard_demonstrations(pool: WorldPool, cfg: RunConfig, n: int) -> tuple[list[dict[str, Any]], dict[str, int]]:
+    """``n`` oracle demonstrations of hard tasks from their own stream (the imitation reference's: never the warm
+    start's, whose demonstrations stay at the configured difficulties), as `sft_multi_turn_rows` makes them."""
+    hard = dataclasses.replace(cfg, warm_start=dataclasses.replace(cfg.warm_start, answerer_examples=n),
+                               answerer=dataclasses.replace(cfg.answerer, seed_difficulties=["hard"]))
+    return sft_multi_turn_rows(pool, hard, streams.IMITATION)
+
+
 def _demonstrations(
-    pool: WorldPool, cfg: RunConfig, part: int, parts: int
+    pool: WorldPool, cfg: RunConfig, part: int, parts: int, stream: str = streams.WARM_START
 ) -> tuple[list[tuple[int, dict[str, Any]]], dict[str, int]]:
     """The demonstrations of items ``part, part + parts, ...`` as (index, row) pairs, and their counts."""
     spec = cfg.answerer.episode_spec()
     rows = []
     counts = {"episodes": 0, "incorrect": 0, "unseen_ids": 0, **({"renamed": 0} if cfg.warm_start.rename_words else {})}
     n = cfg.warm_start.answerer_examples
-    items = seed_tasks(pool, cfg, n, 0, streams.WARM_START, part=part, parts=parts)
+    items = seed_tasks(pool, cfg, n, 0, stream, part=part, parts=parts)
     for index, (world, task) in zip(range(part, n, parts), items):
         env = episode_env(pool, task, cast(int, world.seed), spec)
         record = run_episode(env, OracleAgent(action_format=spec.action_format, names_first=True), seed=0,
@@ -282,7 +300,9 @@ def _demonstrations(
                                          [t.observation for t in turns[:-1]], short=spec.action_format == "short",
                                          system=spec.describe_tools)
         if cfg.warm_start.rename_words:
-            renamed = rename_words(messages, f"rename-words:{cfg.seed}:{index}")
+            # the warm start's key names no stream (it predates the imitation stream; its rows stay the same)
+            named = "" if stream == streams.WARM_START else f"{stream}:"
+            renamed = rename_words(messages, f"rename-words:{named}{cfg.seed}:{index}")
             counts["renamed"] += renamed != messages  # episodes that named an organisation or event
             messages = renamed
         rows.append((index, {"messages": messages}))

@@ -19,7 +19,7 @@ from osint_gym.benchmark import benchmark_tasks, benchmark_world
 from osint_gym.errors import TaskError
 from osint_gym.tasks import verified
 from osint_selfplay.artifacts import atomic_write_json
-from osint_selfplay.curves import run_curves
+from osint_selfplay.curves import run_curves, selfplay_curves
 from osint_selfplay.errors import ConfigError
 from osint_selfplay.state import RoundSummary, RunState
 
@@ -41,23 +41,39 @@ def heldout_tasks(tasks_ref: str, difficulties: list[str], limit: int) -> list[A
 
 
 def check_heldout(cfg: Any) -> None:
-    """Before anything is trained: every held-out task must be answerable under the budgets the
-    multi-turn answerer is evaluated with (an observation budget that cuts the evidence makes a task
-    unsolvable); a clear error names the budget to raise."""
+    """Before anything is trained: every held-out split must hold tasks of ``eval.difficulties``, and every
+    held-out task must be answerable under the budgets the multi-turn answerer is evaluated with (an observation
+    budget that cuts the evidence makes a task unsolvable); a clear error names the setting to change."""
     ev = cfg.eval
-    if not ev.enabled or cfg.answerer.mode != "multi_turn":
+    if not ev.enabled:
         return
-    world = benchmark_world(ev.tasks)
     budgets = cfg.answerer.budgets()
-    bad = 0
-    for task in heldout_tasks(ev.tasks, ev.difficulties, eval_task_limit(ev.limit, cfg.dry_run)):
-        try:
-            verified(world, task, budgets)
-        except TaskError:
-            bad += 1
-    if bad:
-        raise ConfigError(f"{bad} of the {ev.tasks} evaluation tasks are not solvable under the answerer's budgets "
-                          f"({budgets.to_dict()}); raise answerer.max_observation_chars")
+    for split in eval_splits(cfg):
+        tasks = heldout_tasks(split, ev.difficulties, eval_task_limit(ev.limit, cfg.dry_run))
+        if not tasks:
+            raise ConfigError(f"{split} holds no task of eval.difficulties {ev.difficulties}; "
+                              "change eval.difficulties or eval.extra_splits")
+        if cfg.answerer.mode != "multi_turn":
+            continue
+        world, bad = benchmark_world(split), 0
+        for task in tasks:
+            try:
+                verified(world, task, budgets)
+            except TaskError:
+                bad += 1
+        if bad:
+            raise ConfigError(f"{bad} of the {split} evaluation tasks are not solvable under the answerer's budgets "
+                              f"({budgets.to_dict()}); raise answerer.max_observation_chars")
+
+
+def eval_splits(cfg: Any) -> list[str]:
+    """The held-out splits of the closing evaluation: ``eval.tasks``, then ``eval.extra_splits``."""
+    return [cfg.eval.tasks, *cfg.eval.extra_splits]
+
+
+def report_dir(root: Path, cfg: Any, split: str) -> Path:
+    """Where a split's report goes: ``eval/`` for ``eval.tasks``, ``eval/<version>-<split>/`` for the others."""
+    return root / "eval" if split == cfg.eval.tasks else root / "eval" / split.replace(":", "-")
 
 
 def _zero_variance_groups(rounds: list[RoundSummary]) -> dict[str, dict[str, float]]:
@@ -85,7 +101,7 @@ def _run_kwargs(a: Any, batch_size: int) -> dict[str, Any]:
     }
 
 
-TRAINED = ("warm_start", "final", "control", "uniform_control")
+TRAINED = ("warm_start", "final", "control", "uniform_control", "curriculum_control", "imitation_reference")
 RUN_MODELS = ("untrained", *TRAINED)  # the run's own models; every other evaluated policy is scripted
 # the random type-correct guess under its osint-eval policy name; runs made before it was renamed wrote "random_guess"
 GUESS_NAMES = ("random-guess", "random_guess")
@@ -110,18 +126,20 @@ def comparison_order(names: list[str], comparisons: list[str]) -> list[str]:
 def _pairs(names: list[str], baselines: list[str]) -> list[tuple[str, str]]:
     """(base, candidate) pairs: the run's own steps, the control, then every scripted baseline against each
     trained model."""
-    own = [("warm_start", "final"), ("control", "final"), ("uniform_control", "final"), ("warm_start", "control"),
-           ("warm_start", "uniform_control"), ("untrained", "warm_start"), ("untrained", "final")]
+    own = [("warm_start", "final"), ("control", "final"), ("uniform_control", "final"), ("curriculum_control", "final"),
+           ("imitation_reference", "final"), ("warm_start", "control"), ("warm_start", "uniform_control"),
+           ("warm_start", "curriculum_control"), ("warm_start", "imitation_reference"), ("untrained", "warm_start"),
+           ("untrained", "final")]
     pairs = own + [(b, c) for b in baselines for c in TRAINED]
     return [(b, c) for b, c in pairs if b in names and c in names]
 
 
 def subset_figures(
-    report: Any, pairs: list[tuple[str, str]], difficulties: tuple[str, ...], seed: int
+    episodes: dict[str, list[Any]], pairs: list[tuple[str, str]], difficulties: tuple[str, ...], seed: int
 ) -> dict[str, Any]:
-    """Success of every model and the paired deltas on the tasks of ``difficulties`` (the issue's
-    easy + medium target), from the report's per-task episodes."""
-    eps = {name: [e for e in episodes if e.difficulty in difficulties] for name, episodes in report.episodes.items()}
+    """Success of every model and the paired deltas on the tasks of ``difficulties`` (easy + medium, or the hard
+    tasks of every evaluated split), from per-task episodes ({model: episodes, in the same task order})."""
+    eps = {name: [e for e in runs if e.difficulty in difficulties] for name, runs in episodes.items()}
     if not any(eps.values()):
         return {"difficulties": list(difficulties), "n_tasks": 0, "success": {}, "comparisons": {}}
     return {
@@ -153,14 +171,10 @@ def _policies(cfg: Any, paths: dict[str, str], *, scripted: bool = True) -> dict
     return policies
 
 
-def _taskset(cfg: Any) -> TaskSet:
+def _taskset(cfg: Any, split: str) -> TaskSet:
     ev = cfg.eval
-    return TaskSet(
-        ev.tasks,
-        benchmark_world(ev.tasks),
-        heldout_tasks(ev.tasks, ev.difficulties, eval_task_limit(ev.limit, cfg.dry_run)),
-        ev.tasks,
-    )
+    return TaskSet(split, benchmark_world(split), heldout_tasks(split, ev.difficulties,
+                                                                  eval_task_limit(ev.limit, cfg.dry_run)), split)
 
 
 def evaluate_run(run: SelfPlayRun, state: RunState, controls: dict[str, str] | None = None) -> dict[str, Any]:
@@ -168,7 +182,6 @@ def evaluate_run(run: SelfPlayRun, state: RunState, controls: dict[str, str] | N
     ``controls`` trained in the job ({name: model}) and the scripted baselines, paired."""
     cfg = run.cfg
     a = cfg.answerer
-    taskset = _taskset(cfg)
     paths: dict[str, str] = {"untrained": state.bases.answerer} if cfg.eval.include_untrained else {}
     if cfg.warm_start_on:
         paths["warm_start"] = state.warm.answerer
@@ -177,61 +190,83 @@ def evaluate_run(run: SelfPlayRun, state: RunState, controls: dict[str, str] | N
     policies = _policies(cfg, paths)
     pairs = _pairs(list(policies), [*GUESS_NAMES, *SHORTCUTS_BY_MODE[a.mode]])
     title = "osint-selfplay closing evaluation" + (" (dry run)" if cfg.dry_run else "")
-    report = evaluate(policies, taskset, mode=a.mode, seed=cfg.seed, comparisons=pairs, config=cfg.to_dict(),
-                      title=title, progress=True, dry_run=cfg.dry_run, workers=cfg.eval.workers,
-                      **_run_kwargs(a, cfg.eval.batch_size))
-    single_turn = _single_turn_reference(cfg, taskset)
+    reports = {split: evaluate(policies, _taskset(cfg, split), mode=a.mode, seed=cfg.seed, comparisons=pairs,
+                               config=cfg.to_dict(), title=f"{title} on {split}", progress=True, dry_run=cfg.dry_run,
+                               workers=cfg.eval.workers, **_run_kwargs(a, cfg.eval.batch_size))
+               for split in eval_splits(cfg)}
+    single_turn = _single_turn_reference(cfg, _taskset(cfg, cfg.eval.tasks))
     for p in policies.values():
         p.close()
-    return _write(run, report, paths, pairs, single_turn)
+    return _write(run, reports, paths, pairs, single_turn)
 
 
 def evaluate_controls(run: SelfPlayRun, controls: dict[str, str]) -> dict[str, Any]:
-    """Add controls trained after the job ({name: model}) to its evaluation: only they are run, on the
-    report's tasks, and paired with every model in it (`osint_eval.evaluate.extend`)."""
+    """Add controls trained after the job ({name: model}) to its evaluation: only they are run, on each report's
+    tasks, and paired with every model in it (`osint_eval.evaluate.extend`)."""
     cfg, ev = run.cfg, run.cfg.eval
-    report = load_report(run.root / "eval" / "report.json")
     before = run.summary.evaluation or {}
     paths = {**before.get("models", {}), **controls}
-    policies = _policies(
-        cfg, {name: path for name, path in controls.items() if name not in report.models}, scripted=False
-    )
-    pairs = _pairs([*report.models, *policies], [*GUESS_NAMES, *SHORTCUTS_BY_MODE[cfg.answerer.mode]])
-    try:
-        report = extend(report, policies, _taskset(cfg), comparisons=pairs, workers=ev.workers,
-                        **_run_kwargs(cfg.answerer, ev.batch_size))
-    finally:
-        for p in policies.values():
-            p.close()
-    return _write(run, report, paths, pairs, before.get("single_turn_reference"))
+    reports = {}
+    for split in eval_splits(cfg):
+        report = load_report(report_dir(run.root, cfg, split) / "report.json")
+        policies = _policies(
+            cfg, {name: path for name, path in controls.items() if name not in report.models}, scripted=False
+        )
+        pairs = _pairs([*report.models, *policies], [*GUESS_NAMES, *SHORTCUTS_BY_MODE[cfg.answerer.mode]])
+        try:
+            reports[split] = extend(report, policies, _taskset(cfg, split), comparisons=pairs, workers=ev.workers,
+                                    **_run_kwargs(cfg.answerer, ev.batch_size))
+        finally:
+            for p in policies.values():
+                p.close()
+    return _write(run, reports, paths, pairs, before.get("single_turn_reference"))
 
 
-def _write(run: SelfPlayRun, report: Any, paths: dict[str, str], pairs: list[tuple[str, str]],
-           single_turn: dict[str, Any] | None) -> dict[str, Any]:
-    """Write the report into the run folder and return the run summary's evaluation figures."""
-    cfg = run.cfg
-    curves = run_curves(run.summary.rounds, run.summary.dev_curve_start, cfg.eval.curve_split)
-    # the run folder is the run's own (its manifest and --resume guard it):
-    # a resumed evaluation replaces a partial report
-    report = replace(report, out_dir=str(run.root / "eval"), curves=curves)
-    write_report(report, run.root / "eval", overwrite=True)
-    sampled = [rnd.sampled or {} for rnd in run.summary.rounds]
-    result = {
-        "tasks": cfg.eval.tasks,
+def _split_figures(report: Any, pairs: list[tuple[str, str]], seed: int) -> dict[str, Any]:
+    """One split's figures for the run summary: every model's headline and success by difficulty, the paired
+    comparisons, the strongest scripted baseline and the easy + medium subset."""
+    return {
+        "tasks": report.tasks.source,
         "n_tasks": report.tasks.n,
-        "dry_run": cfg.dry_run,
-        "mode": cfg.answerer.mode,
-        "context_mode": cfg.answerer.context_mode,
-        "models": paths,
         "headline": {name: {k: getattr(m.overall, k).to_dict() for k in HEADLINE} for name, m in report.models.items()},
         "by_difficulty": {
             name: {d: b.success.to_dict() for d, b in m.by_difficulty.items()} for name, m in report.models.items()
         },
-        "easy_medium": subset_figures(report, pairs, ("easy", "medium"), cfg.seed),
+        "easy_medium": subset_figures(report.episodes, pairs, ("easy", "medium"), seed),
         "comparisons": {k: c.overall.to_dict() for k, c in report.comparisons.items()},
         "strongest_baseline": report.strongest_baseline.to_dict() if report.strongest_baseline else None,
+    }
+
+
+def _write(run: SelfPlayRun, reports: dict[str, Any], paths: dict[str, str], pairs: list[tuple[str, str]],
+           single_turn: dict[str, Any] | None) -> dict[str, Any]:
+    """Write each split's report into the run folder (the run's curves in the first) and return the run
+    summary's evaluation figures: the first split's at the top, the others under ``splits``, and the hard
+    tasks of every split together under ``hard``."""
+    cfg = run.cfg
+    curves = [*run_curves(run.summary.rounds, run.summary.dev_curve_start, cfg.eval.curve_split),
+              *selfplay_curves(run.summary.rounds)]
+    # the run folder is the run's own (its manifest and --resume guard it):
+    # a resumed evaluation replaces a partial report
+    for split, report in reports.items():
+        folder = report_dir(run.root, cfg, split)
+        reports[split] = replace(report, out_dir=str(folder), curves=curves if split == cfg.eval.tasks else [])
+        write_report(reports[split], folder, overwrite=True)
+    main = reports[cfg.eval.tasks]
+    names = [n for n in main.episodes if all(n in r.episodes for r in reports.values())]
+    pooled = {n: [e for r in reports.values() for e in r.episodes[n]] for n in names}
+    sampled = [rnd.sampled or {} for rnd in run.summary.rounds]
+    result = {
+        **_split_figures(main, pairs, cfg.seed),
+        "dry_run": cfg.dry_run,
+        "mode": cfg.answerer.mode,
+        "context_mode": cfg.answerer.context_mode,
+        "models": paths,
+        "splits": {s: {**_split_figures(r, pairs, cfg.seed), "report": str(report_dir(run.root, cfg, s) / "report.md")}
+                   for s, r in reports.items() if s != cfg.eval.tasks},
+        "hard": {**subset_figures(pooled, pairs, ("hard",), cfg.seed), "splits": list(reports)},
         "generator_valid_rate": [s.get("valid_rate") for s in sampled],
-        "answerer_solve_rate_on_generated": [s.get("answerer_solve_rate_on_generated") for s in sampled],
+        "answerer_solve_rate_on_generated": [s.get("mean_solve_rate") for s in sampled],
         "zero_variance_groups": _zero_variance_groups(run.summary.rounds),
         "single_turn_reference": single_turn,
         "report": str(run.root / "eval" / "report.md"),

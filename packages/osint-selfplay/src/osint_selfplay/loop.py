@@ -17,9 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from osint_eval.modeling import resolve_model
-from osint_gym.proposals import Offer, sample_tasks
+from osint_gym.proposals import Offer
 from osint_gym.tasks import Task
-from osint_selfplay import controls, data, phases, relabel, streams
+from osint_selfplay import claims, controls, data, frontier, phases, relabel, streams
 from osint_selfplay.artifacts import (
     PhaseMarkers,
     atomic_write_json,
@@ -27,11 +27,13 @@ from osint_selfplay.artifacts import (
     clean_partials,
     folder_digest,
     git_sha,
+    log_file,
     package_versions,
     pin_determinism,
     read_jsonl,
 )
 from osint_selfplay.config import RunConfig, config_from_dict
+from osint_selfplay.curriculum import FrontierCurriculum
 from osint_selfplay.curves import DevProbe
 from osint_selfplay.errors import ConfigError
 from osint_selfplay.evaluate import check_heldout, evaluate_controls, evaluate_run
@@ -188,37 +190,39 @@ class SelfPlayRun:
         return current
 
     def _generator_phase(self, r: int, current: Models) -> Metrics:
+        """The generator's GRPO on the round's offers, rewarded by the frontier of the frozen answerer: the
+        answerer as the round starts (each round's answerer phase refreshes it)."""
         cfg = self.cfg
         out = self.run_dir(r, "generator")
         rows = data.generator_rows(self.pool, cfg, r)
+        frozen = current.answerer
 
         def fn() -> dict[str, Any]:
             if self.dist.is_main:
                 atomic_write_jsonl(out / "prompts.jsonl", rows)
-            solver = None if cfg.dry_run else self._solver(current.answerer, stream_seed(cfg.seed, "solver", r))
+            solver = None if cfg.dry_run else self._solver(frozen, stream_seed(cfg.seed, "solver", r))
             reward = GeneratorReward(self.pool, cfg.generator, solver)
             metrics = phases.run_grpo(current.generator, rows, reward, cfg.grpo_generator, cfg, out, "generator",
                                       cfg.model.generator, stream_seed(cfg.seed, "grpo_generator", r))
-            metrics["validity"] = dict(reward.reasons)
-            metrics["reward_seconds"] = reward.seconds
-            metrics["solver_seconds"] = reward.solver_seconds
-            metrics["frozen_answerer_solve_rate_mean"] = (
-                (sum(reward.solve_rates) / len(reward.solve_rates)) if reward.solve_rates else None
-            )
-            metrics["frozen_answerer_unsolvable_under_budget"] = solver.unsolvable if solver is not None else 0
-            return metrics
+            if self.dist.is_main:
+                atomic_write_jsonl(out / "steps.jsonl", reward.steps)
+                atomic_write_jsonl(out / "observations.jsonl", reward.observations)
+            return {**metrics, **frontier.generator_figures(reward), "frozen_answerer": frozen,
+                    "solve_rate_samples": cfg.generator.solver_samples,
+                    "frozen_answerer_unsolvable_under_budget": solver.unsolvable if solver is not None else 0}
 
         result = self.run_phase(r, "generator", fn, collective=True)
         self._advance(current, "generator", out)
         return result
 
     def _sample_phase(self, r: int, current: Models) -> Metrics:
-        """Sample proposals from the trained generator, validate them with osint-gym."""
+        """The trained generator's proposals on the round's sample offers and, with ``generator.curriculum``, the
+        scripted curriculum's on the same offers, validated and rated by the frozen answerer (`frontier`)."""
         cfg = self.cfg
         out = self.run_dir(r, "sampled")
+        frozen = current.answerer
 
         def fn() -> dict[str, Any]:
-            n = cfg.generator.sample_tasks
             rows = data.sample_rows(self.pool, cfg, r)
             offers = [Offer.from_json(row["offer"]) for row in rows]
             worlds = [self.pool.world(row["world_seed"]) for row in rows]
@@ -229,19 +233,19 @@ class SelfPlayRun:
                     seed=stream_seed(cfg.seed, "sample_generation", r),
                     max_new_tokens=cfg.grpo_generator.max_completion_length, decoding=cfg.model.decoding)
 
-            batch = sample_tasks(worlds, offers, generate, max_hops=cfg.generator.max_hops, id_prefix=f"gen-r{r}-")
-            tasks, reasons, records = batch.tasks, batch.reasons, batch.records
-            # the frozen answerer's estimated solve rate of each valid task (k samples, as the generator's reward)
-            rates = self._solver(current.answerer, stream_seed(cfg.seed, "sample_solver", r)).solve_rates(
-                [(self.pool.world(t.provenance["world_seed"]), t) for t in tasks]) if tasks else []
-            tasks = [dataclasses.replace(t, provenance={**t.provenance, "solve_rate": p}) for t, p in zip(tasks, rates)]
-            atomic_write_jsonl(out / "proposals.jsonl", records)
-            atomic_write_jsonl(out / "tasks.jsonl", [t.to_dict() for t in tasks])
-            validation = {"proposals": n, "valid": len(tasks), "valid_rate": len(tasks) / max(1, n), "reasons": reasons,
-                          "answerer_solve_rate_on_generated": sum(rates) / len(rates) if rates else None,
-                          "solve_rate_samples": cfg.generator.solver_samples}
-            atomic_write_json(out / "validation.json", validation)
-            return validation
+            curriculum = None
+            if cfg.generator.curriculum:
+                observed = self.run_dir(r, "generator") / "observations.jsonl"
+                curriculum = FrontierCurriculum.from_observations(read_jsonl(observed) if observed.is_file() else [])
+            solver = self._solver(frozen, stream_seed(cfg.seed, "sample_solver", r))
+            figures, files = frontier.sample_round(
+                worlds, offers, generate, solver.solve_rates, max_hops=cfg.generator.max_hops, round_index=r,
+                curriculum=curriculum, seed=cfg.seed, worlds_of=lambda t: self.pool.world(t.provenance["world_seed"]))
+            for name, rows_ in files.items():
+                atomic_write_jsonl(out / name, rows_)
+            figures |= {"solve_rate_samples": cfg.generator.solver_samples, "frozen_answerer": frozen}
+            atomic_write_json(out / "validation.json", figures)
+            return figures
 
         return self.run_phase(r, "sample", fn)
 
@@ -249,17 +253,20 @@ class SelfPlayRun:
         """The frozen answerer's sampler (`SolverSampler.from_config`)."""
         return SolverSampler.from_config(self.cfg, answerer, seed, temperature)
 
-    def answerer_phase(self, r: int, current: Models, name: str, *, uniform: bool = False) -> Metrics:
-        """The answerer's GRPO phase ``name`` of round ``r`` from ``current.answerer``. ``uniform``: the
-        uniform-task control of the round's answerer phase (osint-selfplay.controls): the same seed
-        tasks, stream and GRPO seed, without the generated tasks, into ``name``'s own folder."""
+    def answerer_phase(self, r: int, current: Models, name: str, *, generated_from: str | None = "tasks.jsonl",
+                       as_step: str | None = None) -> Metrics:
+        """The answerer's GRPO phase ``name`` of round ``r`` from ``current.answerer``, on the round's generated
+        tasks in ``generated_from`` (a file of its sample phase; None: none) that the frontier band admits, and
+        seed tasks. ``as_step``: the step whose seed tasks, stream and GRPO seed it repeats (the controls of
+        `osint_selfplay.controls`, each into its own folder: the uniform-task control without generated tasks,
+        the curriculum arm on the curriculum's)."""
         cfg = self.cfg
         out = self.run_dir(r, name)
-        step = "answerer" if uniform else name
+        step = as_step or name
         generated: list[Task] = []
-        if name == "answerer":  # the uniform-task control's own name keeps the generated tasks out
-            sampled = self.run_dir(r, "sampled") / "tasks.jsonl"
-            generated = [Task.from_dict(row) for row in read_jsonl(sampled)] if sampled.is_file() else []
+        sampled = self.run_dir(r, "sampled") / (generated_from or "")
+        if generated_from is not None and sampled.is_file():
+            generated = [Task.from_dict(row) for row in read_jsonl(sampled)]
         start = current.answerer
 
         def fn() -> dict[str, Any]:
@@ -282,7 +289,7 @@ class SelfPlayRun:
                 cfg.model.answerer,
                 stream_seed(cfg.seed, f"grpo_{step}", r),
                 rollout_func=rollout,
-                probe=None if uniform else self.probe,
+                probe=self.probe if as_step is None else None,  # the controls' dev curve is not the run's
                 label=f"round {r} answerer GRPO",
             )
             metrics["mix"] = mix
@@ -368,7 +375,8 @@ class SelfPlayRun:
         fresh = not (self.root / "run.json").is_file()
         created = not self.root.exists()
         try:
-            return self._run()
+            with log_file(self.root / "train.log", self.dist.is_main):
+                return self._run()
         except Exception:
             if fresh and self.dist.is_main and not any(self.root.rglob("*.done.json")):
                 shutil.rmtree(self.root, ignore_errors=True) if created else (self.root / "run.json").unlink(
@@ -401,7 +409,8 @@ class SelfPlayRun:
         self.summary.output_dir = str(self.root)
         self.summary.final_models = dataclasses.replace(state.current)
         self.summary.warm_start_models = warm if cfg.warm_start_on else None
-        models = controls.train(self, equal_compute=cfg.warm_start.control, uniform=cfg.answerer.uniform_control)
+        models = controls.train(self, equal_compute=cfg.warm_start.control, uniform=cfg.answerer.uniform_control,
+                                curriculum=cfg.generator.curriculum_control, imitation=cfg.warm_start.imitation_control)
         if cfg.eval.enabled:
             self.summary.evaluation = self.run_phase(None, "evaluation", lambda: evaluate_run(self, state, models))
         self.write_summary()
@@ -424,7 +433,8 @@ class SelfPlayRun:
         return round_summary
 
     def write_summary(self) -> None:
-        """Write ``summary.json`` (the main process), then wait for every process."""
+        """Write ``summary.json`` with its claims (the main process), then wait for every process."""
+        self.summary.claims = claims.claims(self.summary, self.cfg.seed)
         if self.dist.is_main:
             atomic_write_json(self.root / "summary.json", self.summary.to_dict())
         self.dist.wait()
@@ -434,11 +444,18 @@ def after_run(run_dir: str | Path) -> RunSummary:
     """Train the controls a finished run lacks (the equal-compute one where its warm start was packed),
     add them to its evaluation (paired on the same tasks) and return the updated run summary."""
     run = SelfPlayRun.finished(run_dir)
+    with log_file(run.root / "train.log", run.dist.is_main):
+        return _add_controls(run)
+
+
+def _add_controls(run: SelfPlayRun) -> RunSummary:
     cfg, summary = run.cfg, run.summary
     if cfg.dry_run:
         raise ConfigError(f"the run in {str(run.root)!r} is a dry run: it trained nothing to control")
-    models = controls.train(run, equal_compute=cfg.warm_start_on and cfg.warm_start.packing and not summary.control,
-                            uniform=not summary.uniform_control)
+    packed = cfg.warm_start_on and cfg.warm_start.packing
+    models = controls.train(run, equal_compute=packed and not summary.control, uniform=not summary.uniform_control,
+                            curriculum=cfg.generator.curriculum and not summary.curriculum_control,
+                            imitation=packed and cfg.answerer.mode == "multi_turn" and not summary.imitation_reference)
     if cfg.eval.enabled and models:
         summary.evaluation = evaluate_controls(run, models)
     run.write_summary()

@@ -7,6 +7,7 @@ phase's ``final_model`` atomically, and check the phase's health.
 from __future__ import annotations
 
 import dataclasses
+import json
 import logging
 import os
 import shutil
@@ -97,10 +98,25 @@ class _LogCapture:
                 self, args: Any, state: Any, control: Any, logs: dict[str, Any] | None = None, **kw: Any
             ) -> None:
                 if logs:
-                    self.logs.append({"phase": self.phase, "step": state.global_step, **{k: v for k, v in logs.items()
-                                      if isinstance(v, (int, float, str)) or v is None}})
+                    entry = {"phase": self.phase, "step": state.global_step, **{k: v for k, v in logs.items()
+                             if isinstance(v, (int, float, str)) or v is None}}
+                    self.logs.append(entry)
+                    log.info("%s", json.dumps(entry))  # the run's log file (the terminal shows warnings only)
 
         return Capture(*args, **kwargs)
+
+
+def quiet_progress(trainer: Any) -> None:
+    """The trainer's progress bar without its per-step log dicts: transformers' ``ProgressCallback`` writes
+    each one to the terminal; `_LogCapture` sends them to the run's log file and metrics.jsonl instead."""
+    from transformers.trainer_callback import ProgressCallback
+
+    class BarOnly(ProgressCallback):
+        def on_log(self, args: Any, state: Any, control: Any, logs: dict[str, Any] | None = None, **kw: Any) -> None:
+            return None
+
+    if trainer.pop_callback(ProgressCallback) is not None:
+        trainer.add_callback(BarOnly())
 
 
 def _save_final(model: Any, tokenizer: Any, folder: Path, card: dict[str, Any]) -> None:
@@ -178,6 +194,7 @@ def _run_trl_sft(model_path: str, rows: list[dict[str, Any]], cfg: RunConfig, ou
     capture = _LogCapture(f"sft_{role}")
     trainer = SFTTrainer(model=model_path, args=args, train_dataset=Dataset.from_list(rows), processing_class=tokenizer,
                          callbacks=[capture])
+    quiet_progress(trainer)
     t0 = time.perf_counter()
     trainer.train()
     metrics = {"examples": len(rows), "steps": trainer.state.global_step, "seconds": time.perf_counter() - t0,
@@ -345,6 +362,7 @@ def run_grpo(
         peft_config=_peft_config(cfg),
         rollout_func=rollout_func,
     )
+    quiet_progress(trainer)
     lm_head = "plain" if plain_lm_head(trainer) else "trl"  # see trl_compat.plain_lm_head
     before = _signature(trainer.model)
     t0 = time.perf_counter()

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from osint_eval.schema import Curve, Estimate, PairedBlock
+from osint_selfplay.claims import claim_lines
 from osint_selfplay.evaluate import RUN_MODELS, comparison_order, model_order
 from osint_selfplay.state import RoundSummary, RunSummary
 
@@ -17,16 +18,26 @@ def _est(d: dict[str, Any] | None, where: str, pct: bool = True) -> str:
     return Estimate.from_dict(d, where).fmt(pct=pct, show_n=False) if d else "n/a"
 
 
+def _arm(arm: dict[str, Any]) -> str:
+    """One arm of a round's frontier sample: valid proposals, frontier share, solve rate and hops."""
+    return (f"valid {arm.get('valid')}/{arm.get('proposals')}, frontier share {_pct(arm.get('frontier_share'))} "
+            f"({arm.get('in_frontier')} in [0.2, 0.8]), mean solve rate {_pct(arm.get('mean_solve_rate'))}, "
+            f"mean hops {_num(arm.get('mean_hops'), 2)}")
+
+
 def _round_lines(rnd: RoundSummary) -> list[str]:
     s, g, a = rnd.sampled or {}, rnd.generator or {}, rnd.answerer or {}
     mix = a.get("mix", {})
-    head = (
-        f"round {rnd.round}: generator reward {_num(g.get('reward_first'))} -> {_num(g.get('reward_last'))}; "
-        f"valid proposals {s.get('valid')}/{s.get('proposals')} ({_pct(s.get('valid_rate'))}); "
-        f"frozen answerer's solve rate on them {_pct(s.get('answerer_solve_rate_on_generated'))}"
-        + (f" ({s['solve_rate_samples']} samples each)" if s.get("solve_rate_samples") else ""))
+    head = [f"round {rnd.round}: generator reward {_num(g.get('reward_first'))} -> {_num(g.get('reward_last'))} "
+            f"over {g.get('steps')} GRPO steps, frontier share of its proposals {_pct(g.get('frontier_share'))} "
+            f"(the frozen answerer's {g.get('solve_rate_samples')} episodes per distinct task)"]
+    if s:
+        head.append(f"  sample, learned generator: {_arm(s)}")
+    if s.get("curriculum"):
+        head.append(f"  sample, scripted curriculum: {_arm(s['curriculum'])}")
     grpo = (
-        f"; answerer tasks: {mix.get('generated')} generated + {mix.get('seed')} seed (top-up {mix.get('top_up')}"
+        f"  answerer tasks: {mix.get('generated')} generated + {mix.get('seed')} seed, mean hops "
+        f"{_num(mix.get('mean_hops'), 2)} (top-up {mix.get('top_up')}"
         + (
             f", {mix['outside_frontier']} of {mix['valid_generated']} valid outside the frontier band {mix['frontier']}"
             if mix.get("frontier")
@@ -45,7 +56,7 @@ def _round_lines(rnd: RoundSummary) -> list[str]:
             else ""
         )
     )
-    lines = [head + (grpo if a else "; no answerer GRPO phase")]
+    lines = [*head, grpo if a else "  no answerer GRPO phase"]
     relabel = rnd.relabel
     if relabel:
         c, t = relabel.get("relabel") or {}, relabel.get("tasks") or {}
@@ -90,9 +101,10 @@ def _in_order(ev: dict[str, Any]) -> dict[str, Any]:
 
     out = {**ev, **{k: pick(ev[k], names) for k in ("headline", "by_difficulty") if ev.get(k)},
            "comparisons": pairs(ev["comparisons"])}
-    em = ev.get("easy_medium") or {}
-    if em.get("n_tasks"):
-        out["easy_medium"] = {**em, "success": pick(em["success"], names), "comparisons": pairs(em["comparisons"])}
+    for block in ("easy_medium", "hard"):
+        sub = ev.get(block) or {}
+        if sub.get("n_tasks"):
+            out[block] = {**sub, "success": pick(sub["success"], names), "comparisons": pairs(sub["comparisons"])}
     return out
 
 
@@ -128,6 +140,19 @@ def _evaluation_lines(ev: dict[str, Any]) -> list[str]:
     lines += _difficulty_lines(ev)
     strongest = sb["name"] if sb else None
     lines += _comparison_lines(ev["comparisons"], "summary.evaluation.comparisons", "", strongest)
+    for split, fig in (ev.get("splits") or {}).items():
+        sb_split = fig.get("strongest_baseline")
+        lines.append(f"  held-out {split} ({fig['n_tasks']} tasks; report: {fig.get('report')}): " + ", ".join(
+            f"{name} {_est(h['success'], f'summary.evaluation.splits.{split}.headline.{name}.success')}"
+            for name in model_order(list(fig["headline"])) if name in RUN_MODELS or name == "oracle"
+            for h in [fig["headline"][name]])
+            + (f"; strongest scripted baseline {sb_split['name']} "
+               f"{_est(sb_split['success'], 'summary.evaluation.splits.strongest_baseline')}" if sb_split else ""))
+    hard = ev.get("hard") or {}
+    if hard.get("n_tasks"):
+        lines.append(f"  hard tasks of {' + '.join(hard['splits'])} (n={hard['n_tasks']}): " + ", ".join(
+            f"{name} {_est(e, f'summary.evaluation.hard.success.{name}')}" for name, e in hard["success"].items()))
+        lines += _comparison_lines(hard["comparisons"], "summary.evaluation.hard.comparisons", "hard ", strongest)
     em = ev.get("easy_medium") or {}
     if em.get("n_tasks"):
         lines.append(f"  easy + medium tasks only (n={em['n_tasks']}): " + ", ".join(
@@ -161,7 +186,8 @@ def _curve_lines(curves: list[dict[str, Any]]) -> list[str]:
     lines = []
     for i, c in enumerate(curves):
         curve = Curve.from_dict(c, f"summary.evaluation.curves[{i}]")
-        points = [f"step {p.x:g} ({p.label}) {p.value.fmt(pct=curve.rate, show_n=False)}" for p in curve.points]
+        unit = "round" if curve.x_label == "round" else "step"
+        points = [f"{unit} {p.x:g} ({p.label}) {p.value.fmt(pct=curve.rate, show_n=False)}" for p in curve.points]
         if len(points) > 6:  # a long per-step series: its ends and its mean
             mean = sum(p.value.mean for p in curve.points) / len(curve.points)
             points = [*points[:2], f"... mean {100 * mean:.1f}% over {len(curve.points)} steps ...", *points[-2:]]
@@ -215,7 +241,8 @@ def _comparison_lines(comparisons: dict[str, Any], where: str, prefix: str, stro
 
 
 def _control_lines(summary: RunSummary) -> list[str]:
-    """The two controls (osint_selfplay.controls): trained, or the command that trains them after the job.
+    """The controls and the imitation reference (osint_selfplay.controls): trained, or the command that trains
+    them after the job.
     When no generated task reached the answerer, its GRPO rows were osint-gym seed tasks only, the rows
     (same stream, same order) the uniform-task control trains on: the two answerers are one run, the
     delta is 0 by construction, and the summary says so instead of printing a comparison."""
@@ -234,24 +261,30 @@ def _control_lines(summary: RunSummary) -> list[str]:
             "the same run, delta 0 by construction"
         )
     elif uniform:
-        mix = uniform.get("mix", {})
-        last = (mixes[uniform["round"]] if uniform["round"] < len(mixes) else None) or {}
-        lines.append(
-            f"uniform-task control: round {uniform['round']}'s answerer phase again from the model it started from, "
-            f"on {mix.get('seed')} seed tasks instead of {last.get('generated')} generated + {last.get('seed')} seed; "
-            f"answerer reward {_num(uniform.get('reward_first'))} -> {_num(uniform.get('reward_last'))}"
-        )
+        lines.append(_arm_line("uniform-task control", uniform, "seed tasks only", generated))
     elif rounds and all(mixes):
         lines.append(
             f"self-play vs uniform tasks: {generated} generated tasks trained the answerer; "
             f"the uniform-task control: {later}"
         )
+    if summary.curriculum_control:
+        arm = summary.curriculum_control
+        used = sum(m.get("generated", 0) for m in arm.get("mix", []))
+        lines.append(_arm_line("curriculum arm", arm, f"{used} of the scripted curriculum's frontier tasks", generated))
     ws = summary.warm_start or {}
-    if summary.control:
-        lines.append(_sft_line("equal-compute control", summary.control))
-    elif ws.get("packed_rows") and not ws.get("dry_run") and rounds:
-        lines.append(f"equal-compute control: {later}")
+    for label, m in (("equal-compute control", summary.control), ("imitation reference", summary.imitation_reference)):
+        if m:
+            lines.append(_sft_line(label, m))
+        elif ws.get("packed_rows") and not ws.get("dry_run") and rounds:
+            lines.append(f"{label}: {later}")
     return lines
+
+
+def _arm_line(label: str, arm: dict[str, Any], tasks: str, generated: int) -> str:
+    """A control that repeats every round's answerer phase on other tasks (`osint_selfplay.controls`)."""
+    return (f"{label}: every round's answerer phase again, chained from the model the first started from, on "
+            f"{tasks} and seed tasks (the run: {generated} generated tasks); answerer reward "
+            f"{_num(arm.get('reward_first'))} -> {_num(arm.get('reward_last'))}")
 
 
 def format_summary(summary: RunSummary | dict[str, Any]) -> str:
@@ -266,6 +299,8 @@ def format_summary(summary: RunSummary | dict[str, Any]) -> str:
     lines += _control_lines(summary)
     if summary.evaluation:
         lines += _evaluation_lines(summary.evaluation)
+    if summary.claims:
+        lines += claim_lines(summary.claims)
     return "\n".join(lines)
 
 
@@ -299,8 +334,8 @@ def _sft_line(label: str, m: dict[str, Any]) -> str:
     )
 
 
-def _num(x: float | None) -> str:
-    return "n/a" if x is None else f"{x:.3f}"
+def _num(x: float | None, digits: int = 3) -> str:
+    return "n/a" if x is None else f"{x:.{digits}f}"
 
 
 def _pct(x: float | None) -> str:

@@ -2,10 +2,10 @@
 
 * `AnswererReward`: osint-gym's single-turn score of each completion (answer, cited-evidence F1).
 * `GeneratorReward`: a hard validity gate (osint-gym's proposal validation); an invalid proposal
-  gets a negative reward graded by its failure reason; a valid one earns learnability against the
-  frozen answerer (sampled k times), minus a near-duplicate penalty, plus grounding (the share of
-  its evidence the offer showed). Every term is measured; none reads anything the model says
-  about itself.
+  gets a negative reward graded by its failure reason; a valid one earns its frontier reward against the
+  frozen answerer (`frontier_reward`: learnability where k sampled episodes vary, a penalty where they all
+  agree), minus a near-duplicate penalty, plus grounding (the share of its evidence the offer showed).
+  Every term is measured; none reads anything the model says about itself.
 """
 
 from __future__ import annotations
@@ -17,8 +17,9 @@ from typing import Any
 
 from osint_gym.proposals import Offer, grounding, parse_proposal, validate_proposal
 from osint_gym.single_turn import Context, score_completion
-from osint_gym.tasks import DuplicateFilter, Task
+from osint_gym.tasks import DuplicateFilter, Task, task_signature
 from osint_selfplay.config import GeneratorConfig
+from osint_selfplay.curriculum import choice_bin
 from osint_selfplay.worlds import WorldPool
 
 
@@ -128,44 +129,88 @@ class AnswererReward(_GroupCounter):
         return rewards
 
 
+FRONTIER_BAND = (0.2, 0.8)  # the frontier share's band: fixed, so the figure means the same in every run
+
+
+def in_band(p: float, band: tuple[float, float] = FRONTIER_BAND) -> bool:
+    return band[0] <= p <= band[1]
+
+
+def frontier_reward(p: float, kind: str, degenerate: float) -> float:
+    """The generator's reward for a valid task the frozen answerer solves with estimated rate ``p``:
+    ``learnability(p, kind)`` where its outcomes vary (0 < p < 1), and ``degenerate`` for a task it always or
+    never solves (Absolute Zero's contrast: most proposals are degenerate, and without a penalty a group of
+    them all scores 0, which teaches nothing)."""
+    if p in (0.0, 1.0):
+        return degenerate
+    return learnability(p, kind)
+
+
 class GeneratorReward:
-    """Validity gate + learnability against the frozen answerer + diversity + grounding."""
+    """Validity gate + frontier reward against the frozen answerer + diversity + grounding.
+
+    Each distinct valid task of a step (completions of one offer that name the same path are one task)
+    is played ``solver.k`` times by the frozen answerer, once: its estimated solve rate rewards every
+    completion that proposed it. Per step it keeps a record (`steps`: rewards, solve rates, frontier
+    share) and per distinct task an observation (`observations`: the offered path's curriculum bin, its
+    episodes and successes), from which `osint_selfplay.curriculum` estimates its bins."""
 
     def __init__(self, pool: WorldPool, cfg: GeneratorConfig, solver: Any, max_steps: int = 24) -> None:
         self.__name__ = "GeneratorReward"
         self.pool = pool
         self.cfg = cfg
-        self.solver = solver  # .solve_rates(list[Task]) -> list[float]; None in dry runs
+        self.solver = solver  # .solve_rates(list[(World, Task)]) -> list[float] and .k; None in dry runs
         self.max_steps = max_steps
         # recent valid proposals (this batch included): osint-gym's one duplicate rule plus the near-copy rule
         self.history = DuplicateFilter(jaccard=cfg.duplicate_jaccard, max_history=cfg.history_size)
         self.reasons: Counter[str] = Counter()
         self.solve_rates: list[float] = []
+        self.steps: list[dict[str, Any]] = []
+        self.observations: list[dict[str, Any]] = []
         self.seconds = 0.0  # validation and scoring, without the frozen answerer's sampling
         self.solver_seconds = 0.0
 
-    def __call__(self, prompts: list[Any], completions: list[Any], offer: list[str], world_seed: list[int],
-                 **kwargs: Any) -> list[float]:
-        t0 = time.perf_counter()
+    def _validate(self, completions: list[Any], offer: list[str],
+                  world_seed: list[int]) -> tuple[list[float | None], list[tuple[int, Task, Offer, Any]]]:
         rewards: list[float | None] = [None] * len(completions)
         valid: list[tuple[int, Task, Offer, Any]] = []
         for i, (comp, off, seed) in enumerate(zip(completions, offer, world_seed)):
             proposal = parse_proposal(completion_text(comp))
-            world = self.pool.world(seed)
             the_offer = Offer.from_json(off)
             verdict, task = validate_proposal(
-                world, proposal, offer=the_offer, max_hops=self.cfg.max_hops, max_steps=self.max_steps
+                self.pool.world(seed), proposal, offer=the_offer, max_hops=self.cfg.max_hops, max_steps=self.max_steps
             )
             self.reasons[verdict.reason.value] += 1
             if task is None:
                 rewards[i] = float(self.cfg.invalid_rewards.get(verdict.reason.value, -1.0))
             else:
                 valid.append((i, task, the_offer, proposal))
+        return rewards, valid
+
+    def _rates(self, valid: list[tuple[int, Task, Offer, Any]]) -> list[float]:
+        """The estimated solve rate of each valid proposal, each distinct task played once."""
+        index: dict[Any, int] = {}  # task signature -> its distinct task
+        owners: list[int] = []  # the first proposal of each distinct task
+        for i, (_, task, _, _) in enumerate(valid):
+            if index.setdefault(task_signature(task), len(owners)) == len(owners):
+                owners.append(i)
+        tasks = [valid[i][1] for i in owners]
+        if self.solver is None:
+            return [0.5] * len(valid)
+        rates = self.solver.solve_rates([(self.pool.world(t.provenance["world_seed"]), t) for t in tasks])
+        for i, p in zip(owners, rates):
+            _, _, the_offer, proposal = valid[i]
+            if the_offer.mode == "choose" and proposal.refs:
+                self.observations.append({"bin": choice_bin(the_offer, proposal.refs[0]).key(),
+                                          "solved": round(p * self.solver.k), "played": self.solver.k})
+        return [rates[index[task_signature(task)]] for _, task, _, _ in valid]
+
+    def __call__(self, prompts: list[Any], completions: list[Any], offer: list[str], world_seed: list[int],
+                 trainer_state: Any = None, **kwargs: Any) -> list[float]:
+        t0 = time.perf_counter()
+        rewards, valid = self._validate(completions, offer, world_seed)
         t1 = time.perf_counter()
-        if valid and self.solver is not None:
-            rates = self.solver.solve_rates([(self.pool.world(t.provenance["world_seed"]), t) for _, t, _, _ in valid])
-        else:
-            rates = [0.5] * len(valid)
+        rates = self._rates(valid) if valid else []
         t2 = time.perf_counter()
         self.solver_seconds += t2 - t1
         log_metric = kwargs.get("log_metric")
@@ -173,7 +218,8 @@ class GeneratorReward:
             duplicate = self.history.is_duplicate(task)
             self.history.add(task)
             parts = {
-                "learnability": self.cfg.learnability_weight * learnability(p, self.cfg.learnability),
+                "frontier": self.cfg.learnability_weight
+                * frontier_reward(p, self.cfg.learnability, self.cfg.degenerate_reward),
                 "diversity": -self.cfg.diversity_weight if duplicate else 0.0,
                 "grounding": self.cfg.grounding_weight * grounding(the_offer, proposal),
             }
@@ -183,10 +229,17 @@ class GeneratorReward:
                 for name, value in parts.items():
                     log_metric(f"generator/{name}", value)
                 log_metric("generator/solve_rate", p)
+                log_metric("generator/in_frontier_band", float(in_band(p)))
         if log_metric is not None:
             log_metric("generator/valid_rate", len(valid) / max(1, len(completions)))
+        out = [float(r) for r in rewards]  # type: ignore[arg-type]
+        step = trainer_state.global_step + 1 if trainer_state is not None else len(self.steps) + 1
+        self.steps.append({"step": step,
+                           "rewards": out, "solve_rates": rates, "valid": len(valid), "proposals": len(out),
+                           "frontier_share": sum(map(in_band, rates)) / len(rates) if rates else None,
+                           "hops": [t.query.n_hops if t.query else len(t.evidence) for _, t, _, _ in valid]})
         self.seconds += (t1 - t0) + (time.perf_counter() - t2)
-        return [float(r) for r in rewards]  # type: ignore[arg-type]
+        return out
 
 
 class EpisodeReward(_GroupCounter):

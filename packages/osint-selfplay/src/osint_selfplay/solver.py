@@ -10,11 +10,11 @@ from __future__ import annotations
 from typing import Any
 
 from osint_eval.policies import HFPolicy
-from osint_eval.runner import run_multi_turn
+from osint_eval.runner import run_multi_turn_items
 from osint_gym.episode import EpisodeSpec
 from osint_gym.errors import TaskError
 from osint_gym.single_turn import answer_messages, build_context, score_completion
-from osint_gym.tasks import Task, verified
+from osint_gym.tasks import Task, task_signature, verified
 from osint_gym.world import World
 
 
@@ -68,21 +68,25 @@ class SolverSampler:
         return rates
 
     def _episode_rates(self, items: list[tuple[World, Task]], spec: EpisodeSpec) -> list[float]:
+        """k episodes of every distinct task under ``spec`` (a task listed twice is played once), the tasks of
+        every world in flight together, so that turns are generated in full batches."""
+        first: dict[Any, int] = {}  # task signature -> the item that stands for it
+        playable: list[tuple[int, World, Task]] = []
         rates = [0.0] * len(items)
-        by_world: dict[int, tuple[World, list[tuple[int, Task]]]] = {}
         for i, (world, task) in enumerate(items):
+            if first.setdefault(task_signature(task), i) != i:
+                continue
             try:
                 task = verified(world, task, spec.budgets)  # generated tasks were verified under the default budgets
             except TaskError:
                 self.unsolvable += 1
                 continue
-            by_world.setdefault(id(world), (world, []))[1].append((i, task))
-        for world, group in by_world.values():
-            repeated = [task for _, task in group for _ in range(self.k)]  # sampled: each repeat is its own episode
-            results = run_multi_turn(self.policy, world, repeated, spec=spec, batch_size=self.episode_batch)
-            for j, (i, _) in enumerate(group):
-                rates[i] = sum(r.correct for r in results[j * self.k : (j + 1) * self.k]) / self.k
-        return rates
+            playable.append((i, world, task))
+        repeated = [(world, task) for _, world, task in playable for _ in range(self.k)]  # each repeat its own episode
+        results = run_multi_turn_items(self.policy, repeated, spec=spec, batch_size=self.episode_batch)
+        for j, (i, _, _) in enumerate(playable):
+            rates[i] = sum(r.correct for r in results[j * self.k : (j + 1) * self.k]) / self.k
+        return [rates[first[task_signature(task)]] for _, task in items]
 
     def __getstate__(self) -> dict[str, Any]:  # picklable: TRL may pickle reward functions
         return self.__dict__.copy()

@@ -81,7 +81,10 @@ class RunSummary:
     dev_curve_start: Metrics | None = None
     control: Metrics | None = None
     uniform_control: Metrics | None = None
+    curriculum_control: Metrics | None = None
+    imitation_reference: Metrics | None = None
     evaluation: Metrics | None = None
+    claims: dict[str, str] | None = None  # the headline, one line each (osint_selfplay.claims)
     output_dir: str | None = None
     final_models: Models | None = None
     warm_start_models: Models | None = None

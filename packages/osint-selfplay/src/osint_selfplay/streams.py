@@ -19,6 +19,7 @@ RELABEL = "relabel"  # seed tasks the answerer plays for expert relabelling (ind
 TRAIN_FIRST = "train_first"  # seed tasks of the answerer_first phase (answerer_generator_answerer)
 WARM_START = "warm_start"  # SFT answerer demonstrations
 WARM_START_GENERATOR = "warm_start_generator"  # SFT generator offers
+IMITATION = "imitation"  # the imitation reference's hard demonstrations (osint_selfplay.controls)
 GENERATOR = "generator"  # generator GRPO offers (index r * prompts_per_round + i)
 SAMPLE = "sample"  # offers the trained generator is sampled on (index r * sample_tasks + i)
 GENERATE = "generate"  # offers of the `osint-selfplay generate` command
