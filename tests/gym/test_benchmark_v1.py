@@ -23,22 +23,40 @@ V1 = ("v1:dev", "v1:test", "v1:hard")
 # sha256 of v0:test's task rows and of its contexts in both modes, computed at commit 42d2c69 (before v1)
 V0_TEST_TASKS = "49a8b1640425f7e562a5ccdfa78899be7554f00127c0931bb93a173efc662983"
 V0_TEST_CONTEXTS = "60ad27f60cf251cf3e7054e24a340403b436dda69ac37226bbedaf1e89f531ef"
+# the same two digests for each v1 split, computed at commit bb95229 (before v2 and its world knobs)
+V1_DIGESTS = {
+    "v1:dev": ("d77181e7523c6545dc27f79145cd9a0b5ccc88cd7a8a6cf0c586f1bb151ada82",
+               "c0bdc560388ba71d78fe382d4b49dfd44980d72fe5fcba5975e1132d3e0acd83"),
+    "v1:test": ("be6e3d631fb90b69db191167a7585642fbd50fc191c906adaed0e9e44c27f617",
+                "4f8f61ef03b6e4dcd5dfe0a7998d1d9332d9851c0a808acba3513df41804f99a"),
+    "v1:hard": ("8efb97e608000fe33d160a87b4d68e317da610b4ff063db283b86cdbc2867404",
+                "e1701959c2e71cb3525dc08f4b072aef30d98de5d13b5c37fd986b0299b952d5"),
+}
 
 
 def _repeats(tasks):
     return sum(n - 1 for n in Counter(task_signature(t) for t in tasks).values())
 
 
-def test_v0_test_is_byte_identical_to_its_published_tasks_and_contexts():
-    tasks, world = benchmark_tasks("v0:test"), benchmark_world("v0:test")
+def _digests(ref):
+    """sha256 of a split's task rows, and of its contexts in both modes."""
+    tasks, world = benchmark_tasks(ref), benchmark_world(ref)
     rows = json.dumps([t.to_dict() for t in tasks], sort_keys=True).encode()
-    assert hashlib.sha256(rows).hexdigest() == V0_TEST_TASKS
     digest = hashlib.sha256()
     for mode in ("triples", "records"):
         for t in tasks:
             digest.update(build_context(world, t, mode=mode).to_json().encode())
-    assert digest.hexdigest() == V0_TEST_CONTEXTS
-    assert {context_layout(t) for t in tasks} == {"v0"}
+    return hashlib.sha256(rows).hexdigest(), digest.hexdigest()
+
+
+def test_v0_test_is_byte_identical_to_its_published_tasks_and_contexts():
+    assert _digests("v0:test") == (V0_TEST_TASKS, V0_TEST_CONTEXTS)
+    assert {context_layout(t) for t in benchmark_tasks("v0:test")} == {"v0"}
+
+
+@pytest.mark.parametrize("ref", V1)
+def test_v1_splits_are_byte_identical_to_their_published_tasks_and_contexts(ref):
+    assert _digests(ref) == V1_DIGESTS[ref]
 
 
 @pytest.mark.parametrize(("ref", "size"), [("v1:dev", 1000), ("v1:test", 1000), ("v1:hard", 500)])
