@@ -115,17 +115,18 @@ def test_v1_triples_write_every_entity_by_id_after_its_name():
 
 
 def test_unknown_splits_and_layouts_are_one_line_errors():
-    assert split_ids() == ["v0:train", "v0:dev", "v0:test", "v1:dev", "v1:test", "v1:hard"]
+    assert split_ids() == ["v0:train", "v0:dev", "v0:test", "v1:dev", "v1:test", "v1:hard", "v2:dev", "v2:test",
+                           "v2:hard"]
     assert parse_ref("v1:hard") == ("v1", "hard")
     assert shares_world("v0:test", "v1:test") and shares_world("v1:dev", "v0:dev")
     assert not shares_world("v1:dev", "v1:test") and not shares_world("v1:hard", "v0:train")
-    with pytest.raises(ConfigError, match=r"unknown benchmark 'v2:test'; known: v0:train, .*v1:hard$"):
-        benchmark_tasks("v2:test")
+    with pytest.raises(ConfigError, match=r"unknown benchmark 'v3:test'; known: v0:train, .*v2:hard$"):
+        benchmark_tasks("v3:test")
     with pytest.raises(ConfigError, match=r"unknown split 'train' of benchmark 'v1'; known: dev, test, hard$"):
         benchmark_tasks("v1:train")
     t = benchmark_tasks("v1:test", limit=1)[0]
     with pytest.raises(ConfigError, match="context layout must be one of"):
-        build_context(benchmark_world("v1:test"), t, layout="v2")
+        build_context(benchmark_world("v1:test"), t, layout="v3")
 
 
 def test_the_card_counts_each_split_and_rides_with_the_hf_export():

@@ -17,6 +17,7 @@ training data. Split ``s`` of version ``v`` is a pure function of the spec below
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any
@@ -25,6 +26,7 @@ from osint_gym.card import card_markdown
 from osint_gym.errors import ConfigError
 from osint_gym.single_turn import adjacency_is_the_question
 from osint_gym.tasks import DIFFICULTIES, Task, TaskSampler, list_families
+from osint_gym.tasks.near_miss import MIN_NEAR_MISSES, reading
 from osint_gym.world import World, WorldConfig
 from osint_gym.world.cache import cached_world
 
@@ -44,6 +46,9 @@ class BenchmarkSpec:
     by_signature: bool = False  # skip rewordings of a task already drawn, not only repeated question texts
     shortcut_free: bool = False  # leave out tasks whose answer adjacency alone gives away
     tagged: bool = False  # tasks carry provenance["benchmark"] (their split id), which selects their contexts
+    minimal_constraints: bool = False  # proposals lose the filters their answer does not need (TaskSampler)
+    load_bearing: bool = False  # keep a task only if dropping any constraint leaves more than one answer
+    near_misses: int = 0  # keep a task only if its gold touches no named entity or has this many near-misses
 
 
 BENCHMARKS: dict[str, BenchmarkSpec] = {
@@ -63,6 +68,16 @@ BENCHMARKS: dict[str, BenchmarkSpec] = {
             "hard": SplitSpec(world_seed=4004, task_seed=44, size=500, difficulty="hard"),
         },
         by_signature=True, shortcut_free=True, tagged=True,
+    ),
+    "v2": BenchmarkSpec(
+        world_config=WorldConfig(decoy_density=0.75),
+        splits={
+            "dev": SplitSpec(world_seed=5005, task_seed=55, size=1000),
+            "test": SplitSpec(world_seed=6006, task_seed=66, size=1000),
+            "hard": SplitSpec(world_seed=7007, task_seed=77, size=500, difficulty="hard"),
+        },
+        by_signature=True, shortcut_free=True, tagged=True, minimal_constraints=True, load_bearing=True,
+        near_misses=MIN_NEAR_MISSES,
     ),
 }
 
@@ -102,12 +117,27 @@ def _split_tasks(version: str, split: str) -> tuple[Task, ...]:
     spec = BENCHMARKS[version]
     sp = spec.splits[split]
     world = cached_world(spec.world_config, sp.world_seed)
-    sampler = TaskSampler(world, sp.task_seed)
-    keep = (lambda t: not adjacency_is_the_question(world, t)) if spec.shortcut_free else None
+    sampler = TaskSampler(world, sp.task_seed, minimal_constraints=spec.minimal_constraints)
+    keep = _keep(spec, world) if spec.shortcut_free else None
     tasks = sampler.generate(sp.size, difficulty=sp.difficulty, by_signature=spec.by_signature, keep=keep)
     if spec.tagged:  # provenance is no part of a stamp's digest: the stamps stay valid
         tasks = [replace(t, provenance={**t.provenance, "benchmark": f"{version}:{split}"}) for t in tasks]
     return tuple(tasks)
+
+
+def _keep(spec: BenchmarkSpec, world: World) -> Callable[[Task], bool]:
+    """What a split of ``spec`` keeps: no task adjacency alone answers; with ``load_bearing``, only tasks whose
+    every constraint is load-bearing; with ``near_misses``, only tasks that the question-reading shortcut reads
+    fairly with that many near-misses (`osint_gym.tasks.near_miss.Reading.fair`)."""
+
+    def keep(task: Task) -> bool:
+        if adjacency_is_the_question(world, task):
+            return False
+        if spec.load_bearing and task.query is not None and not task.query.load_bearing(world):
+            return False
+        return not spec.near_misses or reading(world, task).fair(spec.near_misses)
+
+    return keep
 
 
 def _check_filters(family: str | None, difficulty: str | None, limit: int | None) -> None:

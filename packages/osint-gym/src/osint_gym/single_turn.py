@@ -32,13 +32,14 @@ from osint_gym.actions import parse_action
 from osint_gym.errors import ConfigError
 from osint_gym.reward import RewardBreakdown, RewardConfig, labelled_answer, score_episode
 from osint_gym.schema import ID_PREFIX, Direction, Edge, EntityType, canonical_edge, is_symmetric
+from osint_gym.tasks.near_miss import named_in_world, near_misses, touched
 from osint_gym.tasks.query import ATTRIBUTE_FILTERS, Filter, Query
 from osint_gym.tasks.task import Task
 from osint_gym.views import INVERSE, page, record_edges, ref
 from osint_gym.world.graph import World
 
 CONTEXT_MODES = ("triples", "records")
-CONTEXT_LAYOUTS = ("v0", "v1")
+CONTEXT_LAYOUTS = ("v0", "v1", "v2")
 SYSTEM_PROMPT = "Answer the question with one entity id from the context."
 
 
@@ -152,15 +153,29 @@ def decoy_chain(world: World, query: Query, start: str, avoid: set[str], rng: ra
     return list(dict.fromkeys(canonical_edge(e) for e in edges))  # a filter may repeat a hop's edge
 
 
+def near_miss_edges(world: World, task: Task) -> list[Edge]:
+    """The world edges that join the gold and each of its near-misses (`osint_gym.tasks.near_miss`) to the named
+    entities the gold touches: shown, they make every near-miss the gold's equal to a reader of the named ones."""
+    gold = touched(world, task.answer, named_in_world(world, task))
+    return [e for c in (task.answer, *near_misses(world, task)) for e in world.incident_edges(c)
+            if {e.head, e.tail} & gold]
+
+
 def _context_edges(
-    world: World, task: Task, rng: random.Random, n_distractors: int, decoys: int
+    world: World, task: Task, rng: random.Random, n_distractors: int, decoys: int, layout: str
 ) -> tuple[list[Edge], list[str]]:
-    """Gold evidence, ``decoys`` decoy chains from other start entities, ``n_distractors`` edges around the
-    entities the question names, then padding so that every candidate of the answer type appears as often
-    as the most frequent one; and the decoys' start entities (written by name like the question's start).
-    Every edge is a world fact, so the context determines what the world does: the gold (a subgraph
-    holding the evidence cannot make a verified query ambiguous; `context_answers` checks it)."""
+    """Gold evidence (in the v2 layout, with `near_miss_edges`), ``decoys`` decoy chains from other start
+    entities, ``n_distractors`` edges around the entities the question names, then padding so that every
+    candidate of the answer type appears as often as the most frequent one; and the decoys' start entities
+    (written by name like the question's start). Every edge is a world fact, so the context determines what
+    the world does: the gold (a subgraph holding the evidence cannot make a verified query ambiguous;
+    `context_answers` checks it)."""
     edges = list(dict.fromkeys(canonical_edge(e) for e in task.evidence))
+    # v2: where the gold touches a named entity, so do its near-misses; where it touches none, no other candidate
+    # is shown beside a named entity either (v1 showed some, so that the candidates beside them were never the gold)
+    shown = near_miss_edges(world, task) if layout == "v2" else []
+    gold_away = layout == "v2" and not shown
+    edges = list(dict.fromkeys(edges + shown))
     query = task.query
     named = [n for n in (query.named_entities() if query else []) if n in world]
     starts: list[str] = []
@@ -182,7 +197,8 @@ def _context_edges(
     # neighbourhood must not single out the gold
     near = distractor_edges(world, named, edges, rng, 10 * n_distractors + 50)
     typed = [e for e in near if any(n not in named and world.type_of(n) == task.answer_type for n in (e.head, e.tail))]
-    edges += (typed + [e for e in near if e not in set(typed)])[: max(0, n_distractors)]
+    untyped = [e for e in near if e not in set(typed)]
+    edges += (untyped if gold_away else typed + untyped)[: max(0, n_distractors)]
     edges += _padding(world, task, edges, set(named) | set(starts), rng)
     return list(dict.fromkeys(edges)), starts
 
@@ -227,11 +243,11 @@ def build_context(world: World, task: Task, *, mode: str = "triples", n_distract
     if isinstance(decoys, bool) or not isinstance(decoys, int) or decoys < 0:
         raise ConfigError(f"decoys must be an integer >= 0, got {decoys!r}")
     rng = random.Random(f"{seed}:{task.task_id}:{task.question}")
-    edges, decoy_starts = _context_edges(world, task, rng, n_distractors, decoys)
+    edges, decoy_starts = _context_edges(world, task, rng, n_distractors, decoys, layout)
     rng.shuffle(edges)
     if mode == "triples":
-        return _id_triples(world, edges) if layout == "v1" else _triples(world, task, edges, decoy_starts)
-    if layout == "v1":
+        return _triples(world, task, edges, decoy_starts) if layout == "v0" else _id_triples(world, edges)
+    if layout != "v0":
         return _fact_records(world, edges)
     entities = list(dict.fromkeys(n for e in edges for n in (e.head, e.tail)))
     records = [page(world, n) for n in entities]

@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterable
 from osint_gym.errors import ConfigError, TaskError
 from osint_gym.tasks.duplicates import DuplicateFilter
 from osint_gym.tasks.families import TaskFamily, create_family, list_families
+from osint_gym.tasks.paths import make_task
 from osint_gym.tasks.task import DEFAULT_BUDGETS, DIFFICULTIES, Budgets, Task
 from osint_gym.tasks.verify import verify_task, world_fingerprint
 from osint_gym.world.config import check_seed
@@ -22,7 +23,8 @@ class TaskSampler:
     ``i`` can be produced without producing the items before it. Candidates that fail
     verification (under ``budgets``) are counted by reason in ``rejections`` and redrawn from the
     same rng; accepted tasks carry their verification stamp. Build one sampler per world and
-    reuse it: the families are built once, here.
+    reuse it: the families are built once, here. With ``minimal_constraints`` a proposal loses the filters
+    its answer does not need (`Query.minimal`) and is phrased again from the same rng (benchmark v2).
     """
 
     def __init__(
@@ -34,6 +36,7 @@ class TaskSampler:
         difficulty: str | None = None,
         budgets: Budgets = DEFAULT_BUDGETS,
         max_attempts: int = 200,
+        minimal_constraints: bool = False,
     ) -> None:
         if difficulty is not None and difficulty not in DIFFICULTIES:
             raise ConfigError(f"difficulty must be one of {DIFFICULTIES} or None, got {difficulty!r}")
@@ -43,6 +46,7 @@ class TaskSampler:
         self.difficulty = difficulty
         self.budgets = budgets
         self.max_attempts = max_attempts
+        self.minimal_constraints = minimal_constraints
         self.families: dict[str, TaskFamily] = {n: create_family(n) for n in names}
         self.rejections: Counter[str] = Counter()
         self.accepted = 0
@@ -87,6 +91,8 @@ class TaskSampler:
             if task is None:
                 self.rejections["no_unique_path"] += 1
                 continue
+            if self.minimal_constraints:
+                task = self._minimal(task, rng)
             b = self.budgets
             verdict = verify_task(
                 self.world,
@@ -105,6 +111,18 @@ class TaskSampler:
             f"no verified {family or 'any-family'} {difficulty or 'any-difficulty'} task at index {index} "
             f"after {self.max_attempts} attempts (rejections so far: {dict(self.rejections)})"
         )
+
+    def _minimal(self, task: Task, rng: random.Random) -> Task:
+        """The task without the constraints its answer does not need, phrased again (a query without a start,
+        whose question its family words itself, is left as it is)."""
+        query = task.query
+        if query is None or query.start is None:
+            return task
+        lighter = query.minimal(self.world)
+        path = lighter.chain(self.world)
+        if lighter == query or path is None:  # minimal() keeps the chain: None only for a query without one
+            return task
+        return make_task(self.world, lighter, path, task.family, rng, task.provenance, difficulty=task.difficulty)
 
     def generate(
         self, n: int, *, family: str | None = None, difficulty: str | None = None, start: int = 0, unique: bool = True,
