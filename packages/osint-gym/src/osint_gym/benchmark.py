@@ -17,7 +17,7 @@ training data. Split ``s`` of version ``v`` is a pure function of the spec below
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections import Counter
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any
@@ -37,6 +37,7 @@ class SplitSpec:
     task_seed: int
     size: int
     difficulty: str | None = None  # only tasks of this difficulty (v1:hard)
+    max_share: float = 1.0  # at most this share of the split from one (family, difficulty)
 
 
 @dataclass(frozen=True)
@@ -48,7 +49,7 @@ class BenchmarkSpec:
     tagged: bool = False  # tasks carry provenance["benchmark"] (their split id), which selects their contexts
     minimal_constraints: bool = False  # proposals lose the filters their answer does not need (TaskSampler)
     load_bearing: bool = False  # keep a task only if dropping any constraint leaves more than one answer
-    near_misses: int = 0  # keep a task only if its gold touches no named entity or has this many near-misses
+    near_misses: int = 0  # keep a task only if the question-reading shortcut reads it fairly with this many near-misses
 
 
 BENCHMARKS: dict[str, BenchmarkSpec] = {
@@ -70,11 +71,11 @@ BENCHMARKS: dict[str, BenchmarkSpec] = {
         by_signature=True, shortcut_free=True, tagged=True,
     ),
     "v2": BenchmarkSpec(
-        world_config=WorldConfig(decoy_density=0.75),
+        world_config=WorldConfig(decoy_density=0.8),
         splits={
-            "dev": SplitSpec(world_seed=5005, task_seed=55, size=1000),
-            "test": SplitSpec(world_seed=6006, task_seed=66, size=1000),
-            "hard": SplitSpec(world_seed=7007, task_seed=77, size=500, difficulty="hard"),
+            "dev": SplitSpec(world_seed=5005, task_seed=55, size=1000, max_share=0.25),
+            "test": SplitSpec(world_seed=6006, task_seed=66, size=1000, max_share=0.25),
+            "hard": SplitSpec(world_seed=7007, task_seed=77, size=500, difficulty="hard", max_share=0.4),
         },
         by_signature=True, shortcut_free=True, tagged=True, minimal_constraints=True, load_bearing=True,
         near_misses=MIN_NEAR_MISSES,
@@ -118,26 +119,38 @@ def _split_tasks(version: str, split: str) -> tuple[Task, ...]:
     sp = spec.splits[split]
     world = cached_world(spec.world_config, sp.world_seed)
     sampler = TaskSampler(world, sp.task_seed, minimal_constraints=spec.minimal_constraints)
-    keep = _keep(spec, world) if spec.shortcut_free else None
-    tasks = sampler.generate(sp.size, difficulty=sp.difficulty, by_signature=spec.by_signature, keep=keep)
+    chosen = _Selection(spec, world, sp.max_share * sp.size) if spec.shortcut_free else None
+    tasks = sampler.generate(sp.size, difficulty=sp.difficulty, by_signature=spec.by_signature,
+                             keep=chosen.keep if chosen else None,
+                             admit=chosen.admits if chosen and spec.minimal_constraints else None)
     if spec.tagged:  # provenance is no part of a stamp's digest: the stamps stay valid
         tasks = [replace(t, provenance={**t.provenance, "benchmark": f"{version}:{split}"}) for t in tasks]
     return tuple(tasks)
 
 
-def _keep(spec: BenchmarkSpec, world: World) -> Callable[[Task], bool]:
+class _Selection:
     """What a split of ``spec`` keeps: no task adjacency alone answers; with ``load_bearing``, only tasks whose
     every constraint is load-bearing; with ``near_misses``, only tasks that the question-reading shortcut reads
-    fairly with that many near-misses (`osint_gym.tasks.near_miss.Reading.fair`)."""
+    fairly with that many near-misses (`osint_gym.tasks.near_miss.Reading.fair`); at most ``cell`` tasks of one
+    (family, difficulty). ``admits`` judges a proposal (nothing is counted), ``keep`` a task joining the split."""
 
-    def keep(task: Task) -> bool:
-        if adjacency_is_the_question(world, task):
+    def __init__(self, spec: BenchmarkSpec, world: World, cell: float) -> None:
+        self.spec, self.world, self.cell = spec, world, cell
+        self.kept: Counter[tuple[str, str]] = Counter()
+
+    def admits(self, task: Task) -> bool:
+        world, spec = self.world, self.spec
+        if adjacency_is_the_question(world, task) or self.kept[task.family, task.difficulty] >= self.cell:
             return False
         if spec.load_bearing and task.query is not None and not task.query.load_bearing(world):
             return False
         return not spec.near_misses or reading(world, task).fair(spec.near_misses)
 
-    return keep
+    def keep(self, task: Task) -> bool:
+        if not self.admits(task):
+            return False
+        self.kept[task.family, task.difficulty] += 1
+        return True
 
 
 def _check_filters(family: str | None, difficulty: str | None, limit: int | None) -> None:

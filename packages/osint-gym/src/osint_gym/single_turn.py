@@ -174,7 +174,8 @@ def _context_edges(
     # v2: where the gold touches a named entity, so do its near-misses; where it touches none, no other candidate
     # is shown beside a named entity either (v1 showed some, so that the candidates beside them were never the gold)
     shown = near_miss_edges(world, task) if layout == "v2" else []
-    gold_away = layout == "v2" and not shown
+    if shown:
+        decoys = 0
     edges = list(dict.fromkeys(edges + shown))
     query = task.query
     named = [n for n in (query.named_entities() if query else []) if n in world]
@@ -198,26 +199,41 @@ def _context_edges(
     near = distractor_edges(world, named, edges, rng, 10 * n_distractors + 50)
     typed = [e for e in near if any(n not in named and world.type_of(n) == task.answer_type for n in (e.head, e.tail))]
     untyped = [e for e in near if e not in set(typed)]
-    edges += (untyped if gold_away else typed + untyped)[: max(0, n_distractors)]
-    edges += _padding(world, task, edges, set(named) | set(starts), rng)
+    edges += (untyped if layout == "v2" else typed + untyped)[: max(0, n_distractors)]
+    edges += _padding(world, task, edges, set(named) | set(starts), rng, hubs=layout == "v2")
     return list(dict.fromkeys(edges)), starts
 
 
-def _padding(world: World, task: Task, edges: list[Edge], named: set[str], rng: random.Random) -> list[Edge]:
+def _padding(world: World, task: Task, edges: list[Edge], named: set[str], rng: random.Random,
+             hubs: bool = False) -> list[Edge]:
     """World edges that raise every candidate of the answer type to the count of the most frequent one
-    (the other end of a padding edge is never of the answer type, so no new candidate appears)."""
+    (the other end of a padding edge is never of the answer type, so no new candidate appears). With
+    ``hubs`` (v2) a named entity of the answer type is a candidate like the others (the acquaintance of X: X
+    touches the gold and every near-miss): it shows two facts of its own first, and counts towards the target,
+    so that neither the most frequent id nor the one with the fewest kinds of fact marks it."""
     atype = task.answer_type
-    counts = Counter(
-        n for e in edges for n in (e.head, e.tail) if n not in named and n in world and world.type_of(n) == atype
-    )
-    if not counts:
-        return []
-    target, have, out = max(counts.values()), set(edges), []
-    for cand in counts:
-        extra = [e for e in world.incident_edges(cand) if e not in have
+    out: list[Edge] = []
+    have = set(edges)
+
+    def own_facts(cand: str) -> list[Edge]:
+        found = [e for e in world.incident_edges(cand) if e not in have
                  and world.type_of(e.tail if e.head == cand else e.head) != atype]
-        rng.shuffle(extra)
-        out += extra[: target - counts[cand]]
+        rng.shuffle(found)
+        return found
+
+    typed = Counter(n for e in edges for n in (e.head, e.tail) if n in world and world.type_of(n) == atype)
+    for hub in [n for n in typed if n in named] if hubs else []:
+        shown = {e.relation for e in edges if hub in (e.head, e.tail)}
+        fresh = list({e.relation: e for e in own_facts(hub) if e.relation not in shown}.values())[:2]
+        out += fresh
+        have.update(fresh)
+        typed[hub] += len(fresh)
+    counts = Counter({n: c for n, c in typed.items() if n not in named})
+    if not counts:
+        return out
+    target = max(typed.values() if hubs else counts.values())
+    for cand in counts:
+        out += own_facts(cand)[: target - counts[cand]]
         have.update(out)
     return out
 

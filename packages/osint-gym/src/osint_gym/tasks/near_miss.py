@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from osint_gym.tasks.task import Task
 from osint_gym.world.graph import World
 
-MIN_NEAR_MISSES = 3  # the shortcut then picks the gold at most 1 time in 4
+MIN_NEAR_MISSES = 4  # the shortcut then picks the gold at most 1 time in 5
 
 
 def touched(world: World, entity: str, named: list[str]) -> set[str]:
@@ -56,9 +56,14 @@ def named_in_world(world: World, task: Task) -> list[str]:
 def reading(world: World, task: Task) -> Reading:
     """The task as the question-reading shortcut sees it (`Reading`)."""
     named = named_in_world(world, task)
-    gold = touched(world, task.answer, named)
-    pool = dict.fromkeys(n for m in named for e in world.incident_edges(m) for n in (e.head, e.tail))
-    others = {c: touched(world, c, named) for c in pool
+    touches: dict[str, set[str]] = {}  # every neighbour of a named entity -> the named entities it touches
+    for entity in named:
+        for e in world.incident_edges(entity):
+            other = e.tail if e.head == entity else e.head
+            if other != entity:
+                touches.setdefault(other, set()).add(entity)
+    gold = touches.get(task.answer, set())
+    others = {c: t for c, t in touches.items()
               if c != task.answer and c not in named and world.type_of(c) == task.answer_type}
     near = tuple(c for c, t in others.items() if gold and gold <= t)
     chain = {n for e in task.evidence for n in (e.head, e.tail)}

@@ -9,7 +9,7 @@ P's acquaintances, so that it has as many acquaintances as P, who knows theirs):
 
 * ``employer``: it *worked* at P's employer (``worked_at``, a former employer) and works elsewhere now;
 * ``city``: it *lived* in P's city (``lived_in``, a former home) and lives elsewhere now;
-* ``event``: it was ``interested_in`` one of P's events and did not attend it.
+* ``event``: it was ``interested_in`` one of P's events and went to another one instead.
 
 Every person of such a world, P and the near-misses included, has a past: a former employer, a former home
 and an event it was interested in but missed (`past`); a near-miss's pivot is one of these, so having a
@@ -35,7 +35,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-NEAR_MISS_GROUP = 3  # near-misses planted around one person: a shortcut that ties them picks P 1 time in 4
+NEAR_MISS_GROUP = 4  # near-misses planted around one person: a shortcut that ties them picks P 1 time in 5
 PIVOTS = ("employer", "city", "event")
 FORMER = {"employer": "worked_at", "city": "lived_in", "event": "interested_in"}  # the pivot's other relation
 
@@ -94,8 +94,9 @@ def _near_miss(rng: random.Random, base: BasePeople, person: str, pivot: str, fo
         employer = rng.choice([o for o in base.orgs if o != former])
     elif pivot == "city":
         home = rng.choice([loc for loc in base.locs if loc != former])
-    else:
-        events = tuple(e for e in events if e != former)
+    else:  # it went to another event instead, so that it attended as many as P did
+        other = [e for e in base.events if e not in events]
+        events = tuple(e for e in events if e != former) + ((rng.choice(other),) if other else ())
     return NearMiss(of=person, pivot=pivot, employer=employer, home=home, events=events,
                     knows=tuple(base.knows[person]), former=former)
 
