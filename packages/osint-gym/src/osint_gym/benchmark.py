@@ -27,6 +27,7 @@ from osint_gym.errors import ConfigError
 from osint_gym.single_turn import adjacency_is_the_question
 from osint_gym.tasks import DIFFICULTIES, Task, TaskSampler, list_families
 from osint_gym.tasks.near_miss import MIN_NEAR_MISSES, reading
+from osint_gym.tasks.sampler import check_hops
 from osint_gym.world import World, WorldConfig
 from osint_gym.world.cache import cached_world
 
@@ -153,8 +154,9 @@ class _Selection:
         return True
 
 
-def _check_filters(family: str | None, difficulty: str | None, limit: int | None) -> None:
+def _check_filters(family: str | None, difficulty: str | None, limit: int | None, hops: int | None) -> None:
     """The same errors as ``reset(options=...)`` and `TaskSampler` give for the same bad filters."""
+    check_hops(hops, None)
     if difficulty is not None and difficulty not in DIFFICULTIES:
         raise ConfigError(f"difficulty must be one of {DIFFICULTIES} or None, got {difficulty!r}")
     if family is not None and family not in list_families():
@@ -164,19 +166,21 @@ def _check_filters(family: str | None, difficulty: str | None, limit: int | None
 
 
 def benchmark_tasks(ref: str, *, family: str | None = None, difficulty: str | None = None,
-                    limit: int | None = None) -> list[Task]:
-    """Tasks of a split (``"v0:dev"``), optionally filtered by family and difficulty.
+                    limit: int | None = None, hops: int | None = None) -> list[Task]:
+    """Tasks of a split (``"v0:dev"``), optionally filtered by family, difficulty and number of hops.
 
     An unknown family or difficulty raises `ConfigError`, and so do valid filters that no task of
     the split matches (a family that makes no tasks of that difficulty): the result is never
     silently empty, except for ``limit=0``.
     """
     version, split = parse_ref(ref)
-    _check_filters(family, difficulty, limit)
+    _check_filters(family, difficulty, limit, hops)
     tasks = [t for t in _split_tasks(version, split)
-             if (family is None or t.family == family) and (difficulty is None or t.difficulty == difficulty)]
+             if (family is None or t.family == family) and (difficulty is None or t.difficulty == difficulty)
+             and (hops is None or (t.query is not None and t.query.n_hops == hops))]
     if not tasks:
-        raise ConfigError(f"benchmark {ref!r} has no task with family={family!r}, difficulty={difficulty!r}")
+        shown = f", hops={hops!r}" if hops is not None else ""
+        raise ConfigError(f"benchmark {ref!r} has no task with family={family!r}, difficulty={difficulty!r}{shown}")
     return tasks[:limit] if limit is not None else tasks
 
 

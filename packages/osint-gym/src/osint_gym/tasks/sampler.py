@@ -86,7 +86,10 @@ class TaskSampler:
         diff = difficulty or rng.choice(
             [d for d in DIFFICULTIES if any(d in f.difficulties_for(self.world) for f in eligible)]
         )
-        fams = [f for f in eligible if diff in f.difficulties_for(self.world)]
+        fams = [f for f in eligible if diff in f.difficulties_for(self.world)
+                and (hops is None or hops in f.hop_counts(diff))]
+        if not fams:
+            raise ConfigError(f"no task family {'(' + family + ') ' if family else ''}makes {hops}-hop {diff} tasks")
         for attempt in range(self.max_attempts):
             fam = rng.choices(fams, weights=[f.config.weight for f in fams])[0]
             provenance = {
@@ -96,7 +99,8 @@ class TaskSampler:
                 "index": index,
                 "attempt": attempt,
             }
-            task = fam.propose(self.world, rng, diff, provenance)
+            # a family is asked for a number of hops only when one is wanted (families written before hops existed)
+            task = fam.propose(self.world, rng, diff, provenance, **({} if hops is None else {"hops": hops}))
             if task is None:
                 self.rejections["no_unique_path"] += 1
                 continue
@@ -142,9 +146,10 @@ class TaskSampler:
     def generate(
         self, n: int, *, family: str | None = None, difficulty: str | None = None, start: int = 0, unique: bool = True,
         by_signature: bool = False, keep: Callable[[Task], bool] | None = None,
-        admit: Callable[[Task], bool] | None = None,
+        admit: Callable[[Task], bool] | None = None, hops: int | None = None,
     ) -> list[Task]:
-        """``n`` verified tasks from consecutive indices; with ``unique``, repeated questions are skipped.
+        """``n`` verified tasks from consecutive indices (of ``hops`` hops, if given); with ``unique``, repeated
+        questions are skipped.
 
         By default only the question text counts (``DuplicateFilter(by_signature=False)``): the v0 benchmark
         splits were drawn with this rule and stay byte-identical; rewordings of one task are kept.
@@ -156,7 +161,7 @@ class TaskSampler:
         seen = DuplicateFilter(by_signature=by_signature)
         index = start
         while len(tasks) < n:
-            drawn = self._draw(index, family, difficulty, None, admit)
+            drawn = self._draw(index, family, difficulty, hops, admit)
             index += 1
             if drawn is None:
                 continue

@@ -42,6 +42,10 @@ class ConvolutedTrace(TaskFamily):
     def templates(self, difficulty: str) -> list[Template]:
         return self._templates
 
+    def hop_counts(self, difficulty: str) -> set[int]:
+        cfg: ConvolutedTraceConfig = self.config  # type: ignore[assignment]
+        return set(range(cfg.min_hops, cfg.max_hops + 1))
+
     def _random_template(self, rng: random.Random) -> Template:
         cfg: ConvolutedTraceConfig = self.config  # type: ignore[assignment]
         n = rng.randint(cfg.min_hops, cfg.max_hops)
