@@ -1,7 +1,7 @@
 """The benchmark card's figures: for each split, the shortcut table of its single-turn contexts (both modes)
 and the multi-turn scores of the tool-only oracle and the scripted baselines.
 
-Run: ``python benchmarks/bench_card.py [--splits v1:dev,v1:test,v1:hard,v0:dev,v0:test]``. Prints a Markdown
+Run: ``python benchmarks/bench_card.py [--splits v2:dev,v2:test,v2:hard,v1:dev,v1:test,v1:hard,v0:dev,v0:test]``. Prints a Markdown
 table per split, then one JSON line: the ``MEASURED`` entries of ``osint_gym.card`` (the card that the
 osint-gym README and ``to_hf_dataset`` carry). Single-turn rates are exact expectations over the whole split
 (`osint_eval.audit`) or, for the named baselines, their seeded answers; multi-turn rates are episodes
@@ -15,7 +15,7 @@ import json
 import time
 
 from osint_eval.audit import audit
-from osint_eval.baselines import SINGLE_TURN_SHORTCUTS
+from osint_eval.baselines import MULTI_TURN_SHORTCUTS, SINGLE_TURN_SHORTCUTS
 from osint_eval.policies import PolicyInput, make_policy
 from osint_eval.runner import run_multi_turn
 from osint_gym.benchmark import benchmark_tasks, benchmark_world
@@ -23,7 +23,7 @@ from osint_gym.schema import canonical_edge
 from osint_gym.single_turn import CONTEXT_MODES, build_context, score_completion
 
 QUESTION_READING = ("next-to-named:max", "next-to-named:min")
-MULTI_TURN = ("oracle", "naive-search", "random-guess")
+MULTI_TURN = ("oracle", *MULTI_TURN_SHORTCUTS, "random-guess")
 
 
 def single_turn(ref: str, mode: str) -> dict:
@@ -55,20 +55,24 @@ def print_split(ref: str, entry: dict) -> None:
     best = max((n for n in mt if n != "oracle"), key=lambda n: mt[n])
     print(f"## {ref} (n={entry['n']}): multi-turn oracle {100 * mt['oracle']:.1f}%, strongest scripted baseline "
           f"{best} {100 * mt[best]:.1f}%")
-    print("| mode | uniform | " + " | ".join(SINGLE_TURN_SHORTCUTS) + " | farthest context rule | gold edges shown |")
-    print("|---" * (4 + len(SINGLE_TURN_SHORTCUTS)) + "|")
+    print("multi-turn: " + ", ".join(f"{n} {100 * v:.1f}%" for n, v in mt.items()))
+    print("| mode | uniform | " + " | ".join(SINGLE_TURN_SHORTCUTS) + " | farthest context rule | next-to-named:max | "
+          "next-to-named:min | gold edges shown |")
+    print("|---" * (6 + len(SINGLE_TURN_SHORTCUTS)) + "|")
     for mode, st in entry["single_turn"].items():
         u = st["uniform"]
         cells = " | ".join(f"{100 * st['baselines'][n]:.1f} ({100 * (st['baselines'][n] - u):+.1f})"
                            for n in SINGLE_TURN_SHORTCUTS)
         rule, rate = st["farthest_rule"]
-        print(f"| {mode} | {100 * u:.1f} | {cells} | {rule} {100 * rate:.1f} ({100 * (rate - u):+.1f}) | "
+        reading = " | ".join(f"{100 * st['question_reading'][r]:.1f} ({100 * (st['question_reading'][r] - u):+.1f})"
+                             for r in QUESTION_READING)
+        print(f"| {mode} | {100 * u:.1f} | {cells} | {rule} {100 * rate:.1f} ({100 * (rate - u):+.1f}) | {reading} | "
               f"{st['gold_edges_shown']}/{entry['n']} |")
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--splits", default="v1:dev,v1:test,v1:hard,v0:dev,v0:test")
+    ap.add_argument("--splits", default="v2:dev,v2:test,v2:hard,v1:dev,v1:test,v1:hard,v0:dev,v0:test")
     args = ap.parse_args()
     out = {}
     t0 = time.perf_counter()

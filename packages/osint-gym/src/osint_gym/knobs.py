@@ -49,7 +49,7 @@ def check_knobs(values: dict[str, Any], where: str = "knob") -> dict[str, Any]:
 
 def with_knobs(config: WorldConfig, knobs: dict[str, Any]) -> WorldConfig:
     """``config`` with the world knobs of ``knobs`` replaced (the others are not world settings)."""
-    changed = {k: float(v) for k, v in knobs.items() if k in WORLD_KNOBS}
+    changed: dict[str, Any] = {k: float(v) for k, v in knobs.items() if k in WORLD_KNOBS}
     return dataclasses.replace(config, **changed) if changed else config
 
 

@@ -22,12 +22,17 @@ MAX_LIMIT = 20
 DEFAULT_LIMIT = 10
 # search_people's filters, as argument -> (entity type, relations): the relations whose reverse lookup the
 # relation specs give to the directory ("the people who work at O", then those who worked there).
-DIRECTORY_FILTERS: dict[str, tuple[str, tuple[str, ...]]] = {}
-for _spec in RELATIONS.values():
-    for _lookup in _spec.inward.reveal:
-        if _lookup.tool == "search_people":
-            _etype, _rels = DIRECTORY_FILTERS.get(_lookup.arg, (_spec.tails[0].value, ()))
-            DIRECTORY_FILTERS[_lookup.arg] = (_etype, (*_rels, _spec.name))
+def _directory_filters() -> dict[str, tuple[str, tuple[str, ...]]]:
+    found: dict[str, tuple[str, tuple[str, ...]]] = {}
+    for spec in RELATIONS.values():
+        for lookup in spec.inward.reveal:
+            if lookup.tool == "search_people":
+                etype, rels = found.get(lookup.arg, (spec.tails[0].value, ()))
+                found[lookup.arg] = (etype, (*rels, spec.name))
+    return found
+
+
+DIRECTORY_FILTERS = _directory_filters()
 
 
 class ToolError(Exception):
