@@ -19,7 +19,7 @@ from osint_eval.tasks import load_tasks
 
 @pytest.mark.parametrize("mode", ["multi_turn", "single_turn"])
 def test_the_dataset_round_trips_a_runs_episodes(tmp_path, mode):
-    taskset = load_tasks("v2:test", limit=12)
+    taskset = load_tasks("v1:test", limit=12)
     policies = {n: make_policy(n) for n in ("oracle", "random-guess")}
     report = evaluate(policies, taskset, mode=mode, progress=False)
     path = save_episodes(report, taskset.tasks, tmp_path / "episodes")
@@ -40,10 +40,11 @@ def test_the_dataset_round_trips_a_runs_episodes(tmp_path, mode):
         episodes_dataset(report.__class__(report.title, mode, 0, report.tasks, {}), taskset.tasks)
 
 
+@pytest.mark.slow
 def test_the_cli_writes_it_next_to_the_report(tmp_path, capsys):
     out, episodes = tmp_path / "r", tmp_path / "eps"
-    args = ["run", "--policy", "oracle", "--tasks", "v2:test", "--limit", "5", "--mode", "multi_turn", "--out", str(out),
-            "--episodes-dataset", str(episodes), "--leaderboard", "", "--no-progress"]
+    args = ["run", "--policy", "oracle", "--tasks", "v2:test", "--limit", "5", "--mode", "multi_turn",
+            "--out", str(out), "--episodes-dataset", str(episodes), "--leaderboard", "", "--no-progress"]
     assert main(args) == 0 and f"episodes: {episodes}" in capsys.readouterr().out
     assert episodes_from_dataset(episodes) == load_report(out).episodes
     again = [a if a != str(out) else str(tmp_path / "r2") for a in args]  # a new report folder, the same dataset

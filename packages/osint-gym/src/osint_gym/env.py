@@ -63,15 +63,25 @@ smaller than the defaults: a tighter step budget is a harder evaluation of a val
 they carry a verification stamp that covers this world and these budgets (sampled and benchmark
 tasks do), so building an env on stamped tasks verifies nothing. ``benchmark`` fixes the world and
 the tasks: combining it with ``seed``, ``world_config``, ``world``, ``tasks`` or ``task_seed`` is an error.
-``reset(seed=..., options={"task": Task|dict, "task_index": int, "family": str, "difficulty": str})``.
-Without ``tasks``, a reset serves the next task of a `TaskStream`: sampler indices from a start that a
-seeded reset draws, verified in batches ahead of serving, so a seed serves the same tasks in any process.
+Difficulty knobs (`osint_gym.knobs`), as arguments (every reset's default) and as reset options (that reset):
+``hops`` (1 to 5: only tasks whose query walks that many hops; implies the difficulty, 1 easy, 2 medium, 3+ hard;
+a fixed task list is filtered by it), ``decoy_density`` (0 to 0.8: the share of people who are near-miss decoys,
+`WorldConfig.decoy_density`) and ``name_collision_rate`` (0 to 1). The two world knobs make the env play on the
+world generated from its config with them replaced (the same seed; built once per config, and a reset without
+them plays on the env's own world again); an env given ``benchmark``, ``world`` or ``tasks`` refuses them.
+``reset(seed=..., options={"task": Task|dict, "task_index": int, "family": str, "difficulty": str, "hops": int,
+"decoy_density": float, "name_collision_rate": float})``; an unknown option or a bad value is a one-line
+`ConfigError` naming it and the values it takes. Without ``tasks``, a reset serves the next task of a
+`TaskStream` (one per world, filters and hops): sampler indices from a start that a seeded reset draws, verified
+in batches ahead of serving, so a seed and options serve the same tasks in any process.
 
 ## Version History
 * v0: initial release. Later, without changing task semantics: the episode record, verification
   stamps, JSON-preserving observation cuts, the compact observation format and the short action syntax.
   Sampled mode then serves pre-verified streams: a seed's first task is unchanged, later unseeded resets
-  take the next sampler index instead of a fresh random one. Benchmark splits: v0 and v1 (`osint_gym.benchmark`).
+  take the next sampler index instead of a fresh random one. Benchmark splits: v0, v1 and v2 (`osint_gym.benchmark`).
+  Difficulty knobs at reset (hops, decoy_density, name_collision_rate); worlds with near-miss decoys give every
+  person a past (``worked_at``, ``lived_in``, ``interested_in``), which person pages list.
 """
 
 from __future__ import annotations

@@ -10,12 +10,16 @@ say nothing about the answer (osint-eval's shortcut baselines measure it); every
 so the context's facts still determine exactly the gold (`context_answers`).
 The answer is scored by `osint_gym.reward.score_episode`, like an env episode.
 
-Layouts follow the benchmark version (`context_layout`); both show the same edges. v0 writes the
+Layouts follow the benchmark version (`context_layout`); v0 and v1 show the same edges. v0 writes the
 question's entities and the decoys' starts by name in triples, and renders each entity's public page in
 records (a person's page lists no acquaintances, and pages show facts the context does not). v1 writes
 every entity by id after a name line in triples, and in records one record per entity that lists exactly
 the context's edges: every gold edge is shown, and counts, positions and adjacency carry what they carry
-in triples.
+in triples. v2 writes as v1 and chooses edges for worlds with near-miss decoys: where the gold touches an entity
+the question names, the gold's and every near-miss's edges to those entities (`near_miss_edges`) instead of
+decoy chains; no other candidate beside a named entity (no typed distractors); and a named entity of the answer
+type (the acquaintance of X: X) shows two facts of its own and counts towards the padding, so that it is no hub a
+count singles out.
 """
 
 from __future__ import annotations
@@ -171,8 +175,9 @@ def _context_edges(
     the world does: the gold (a subgraph holding the evidence cannot make a verified query ambiguous;
     `context_answers` checks it)."""
     edges = list(dict.fromkeys(canonical_edge(e) for e in task.evidence))
-    # v2: where the gold touches a named entity, so do its near-misses; where it touches none, no other candidate
-    # is shown beside a named entity either (v1 showed some, so that the candidates beside them were never the gold)
+    # v2: where the gold touches a named entity, so do its near-misses, which are then the context's look-alikes
+    # (no decoy chains); where it touches none, no other candidate is shown beside a named entity either (v1 showed
+    # some there, so that the candidates beside the named entities were never the gold): no typed distractors
     shown = near_miss_edges(world, task) if layout == "v2" else []
     if shown:
         decoys = 0
@@ -239,7 +244,7 @@ def _padding(world: World, task: Task, edges: list[Edge], named: set[str], rng: 
 
 
 def context_layout(task: Task) -> str:
-    """The context layout a task gets by default: its benchmark version's (``"v1"`` for a v1 split's
+    """The context layout a task gets by default: its benchmark version's (``"v1"``, ``"v2"`` for those splits'
     tasks, which carry ``provenance["benchmark"]``), else ``"v0"``."""
     version = str(task.provenance.get("benchmark", "v0:")).partition(":")[0]
     return version if version in CONTEXT_LAYOUTS else "v0"
