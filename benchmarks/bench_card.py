@@ -3,8 +3,9 @@ and the multi-turn scores of the tool-only oracle and the scripted baselines.
 
 Run: ``python benchmarks/bench_card.py [--splits v2:dev,v2:test,v2:hard,v1:dev,v1:test,v1:hard,v0:dev,v0:test]``
 (the default: every one of them). Prints a Markdown table per split, then one JSON line: the ``MEASURED`` entries
-of ``osint_gym.card`` (the card that the osint-gym README and ``to_hf_dataset`` carry). Single-turn rates are exact expectations over the whole split
-(`osint_eval.audit`) or, for the named baselines, their seeded answers; multi-turn rates are episodes
+of ``osint_gym.card`` (the card that the osint-gym README and ``to_hf_dataset`` carry). Single-turn rates are exact
+expectations over the whole split (`osint_eval.audit`) or, for the named baselines, their seeded answers; multi-turn
+rates are episodes
 through the env under the default budgets.
 """
 
