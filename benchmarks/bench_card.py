@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import statistics
 import time
 
 from osint_eval.audit import audit
@@ -22,6 +23,7 @@ from osint_eval.runner import run_multi_turn
 from osint_gym.benchmark import benchmark_tasks, benchmark_world
 from osint_gym.schema import canonical_edge
 from osint_gym.single_turn import CONTEXT_MODES, build_context, score_completion
+from osint_gym.tasks.near_miss import reading
 
 QUESTION_READING = ("next-to-named:max", "next-to-named:min")
 MULTI_TURN = ("oracle", *MULTI_TURN_SHORTCUTS, "random-guess")
@@ -51,11 +53,32 @@ def multi_turn(ref: str) -> dict:
             for name in MULTI_TURN}
 
 
+def decoys(ref: str) -> dict:
+    """How the near-miss decoys meet a split's tasks: the tasks whose gold touches a named entity, their near-misses,
+    and the world degree of the golds and of their near-misses (matched on it); the tasks with a constraint."""
+    tasks, world = benchmark_tasks(ref), benchmark_world(ref)
+    found = [(t, reading(world, t)) for t in tasks]
+    touching = [(t, r) for t, r in found if r.gold]
+    degree = lambda e: sum(1 for _ in world.incident_edges(e))  # noqa: E731
+    counts = sorted(len(r.near_misses) for _, r in touching) or [0]
+    near = [degree(c) for _, r in touching for c in r.near_misses] or [0]
+    return {"gold_touches_named": len(touching), "near_misses_min": counts[0],
+            "near_misses_median": statistics.median(counts),
+            "gold_degree": statistics.mean([degree(t.answer) for t, _ in touching] or [0]),
+            "near_miss_degree": statistics.mean(near),
+            "with_constraints": sum(bool(t.query and t.query.constraints()) for t in tasks)}
+
+
 def print_split(ref: str, entry: dict) -> None:
     mt = entry["multi_turn"]
     best = max((n for n in mt if n != "oracle"), key=lambda n: mt[n])
     print(f"## {ref} (n={entry['n']}): multi-turn oracle {100 * mt['oracle']:.1f}%, strongest scripted baseline "
           f"{best} {100 * mt[best]:.1f}%")
+    if "decoys" in entry:
+        d = entry["decoys"]
+        print(f"decoys: {d['gold_touches_named']} tasks whose gold touches a named entity, near-misses per task "
+              f"min {d['near_misses_min']} median {d['near_misses_median']}; world degree gold {d['gold_degree']:.1f} "
+              f"near-miss {d['near_miss_degree']:.1f}; {d['with_constraints']} tasks with a constraint")
     print("multi-turn: " + ", ".join(f"{n} {100 * v:.1f}%" for n, v in mt.items()))
     print("| mode | uniform | " + " | ".join(SINGLE_TURN_SHORTCUTS) + " | farthest context rule | next-to-named:max | "
           "next-to-named:min | gold edges shown |")
@@ -80,7 +103,8 @@ def main() -> None:
     for ref in args.splits.split(","):
         entry = {"n": len(benchmark_tasks(ref)), "single_turn": {m: single_turn(ref, m) for m in CONTEXT_MODES},
                  "multi_turn": multi_turn(ref)}
-        print_split(ref, entry)
+        extra = {"decoys": decoys(ref)} if ref.startswith("v2:") else {}
+        print_split(ref, entry | extra)
         out[ref] = entry
     print(f"seconds: {time.perf_counter() - t0:.1f}")
     print(json.dumps(out))
