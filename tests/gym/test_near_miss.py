@@ -15,7 +15,7 @@ from osint_gym.world import WorldConfig, generate_world
 from osint_gym.world.cache import cached_world
 from osint_gym.world.near_miss import FORMER, NEAR_MISS_GROUP, decoy_count
 
-O = Direction.OUT
+OUT = Direction.OUT
 PAST = ("worked_at", "lived_in", "interested_in")
 CURRENT = {"worked_at": "works_at", "lived_in": "lives_in", "interested_in": "attended"}
 
@@ -26,7 +26,7 @@ def decoy_world():
 
 
 def _facts(world, person):
-    return {rel: set(world.neighbors(person, rel, O)) for rel in ("works_at", "lives_in", "attended", *PAST)}
+    return {rel: set(world.neighbors(person, rel, OUT)) for rel in ("works_at", "lives_in", "attended", *PAST)}
 
 
 def _mirrored(world, person, other):
@@ -34,7 +34,7 @@ def _mirrored(world, person, other):
     (employer, city or an event) only through the past relation, every other current fact the same."""
     a, b = _facts(world, person), _facts(world, other)
     missed = [rel for rel in PAST if a[CURRENT[rel]] & b[rel] and not a[CURRENT[rel]] <= b[CURRENT[rel]]]
-    return len(missed) == 1 and set(world.neighbors(person, "knows", O)) <= set(world.neighbors(other, "knows", O))
+    return len(missed) == 1 and set(world.neighbors(person, "knows", OUT)) <= set(world.neighbors(other, "knows", OUT))
 
 
 def test_a_world_without_decoys_draws_what_it_drew_before_the_knob():
@@ -87,19 +87,19 @@ def test_near_misses_are_matched_on_degree_and_touch_every_named_entity_the_gold
 
 
 def test_load_bearing_constraints_and_minimal_queries(decoy_world):
-    person = next(p for p in decoy_world.ids("person") if len(decoy_world.neighbors(p, "knows", O)) > 4)
-    gold = decoy_world.neighbors(person, "knows", O)[0]
-    employer, home = (decoy_world.neighbors(gold, rel, O)[0] for rel in ("works_at", "lives_in"))
-    both = Query(person, (Hop("knows", O, (Filter("works_at", O, employer), Filter("lives_in", O, home))),))
+    person = next(p for p in decoy_world.ids("person") if len(decoy_world.neighbors(p, "knows", OUT)) > 4)
+    gold = decoy_world.neighbors(person, "knows", OUT)[0]
+    employer, home = (decoy_world.neighbors(gold, rel, OUT)[0] for rel in ("works_at", "lives_in"))
+    both = Query(person, (Hop("knows", OUT, (Filter("works_at", OUT, employer), Filter("lives_in", OUT, home))),))
     assert both.constraints() == [(0, 0), (0, 1)]
-    assert both.without((0, 0)).hops[0].filters == (Filter("lives_in", O, home),)
+    assert both.without((0, 0)).hops[0].filters == (Filter("lives_in", OUT, home),)
     lighter = both.minimal(decoy_world)
     assert lighter.chain(decoy_world) == both.chain(decoy_world) and len(lighter.constraints()) <= 2
     if lighter.evaluate(decoy_world) == [gold]:
         # what minimal() leaves is load-bearing: dropping any constraint leaves more than one answer
         assert all(len(lighter.without(c).evaluate(decoy_world)) > 1 for c in lighter.constraints())
         assert lighter.load_bearing(decoy_world)
-    free = Query(person, (Hop("knows", O),))
+    free = Query(person, (Hop("knows", OUT),))
     assert free.constraints() == [] and free.load_bearing(decoy_world) and free.minimal(decoy_world) == free
 
 
