@@ -66,7 +66,10 @@ def _median_call(fn: Any, n: int) -> float:
     return statistics.median(times)
 
 
-def step_ratio(n: int = 5000, rounds: int = 5) -> dict[str, float]:
+KNOB_OPTIONS = {"hops": 2, "decoy_density": 0.4, "name_collision_rate": 0.1}  # a reset with every knob set
+
+
+def step_ratio(n: int = 5000, rounds: int = 5) -> dict[str, Any]:
     """Median ``step()``/``reset()`` of OSINT-v0 vs CartPole-v1, both through ``gym.make``.
 
     The two envs are measured in alternating rounds of ``n // rounds`` steps, so a load change on a
@@ -74,7 +77,8 @@ def step_ratio(n: int = 5000, rounds: int = 5) -> dict[str, float]:
     OSINT-v0's default mode (sampled tasks, served from a stream verified in batches ahead of use; seeded
     once, then unseeded); ``reset_mean`` counts the resets that verify a batch; ``reseeded_reset`` is
     ``reset(seed=i)`` with a new seed each call (one fresh task verified per reset); ``fixed_reset`` is
-    reset on a fixed list of stamped tasks (the v0:test split), which verifies nothing."""
+    reset on a fixed list of stamped tasks (the v0:test split), which verifies nothing; ``knob_reset`` is the
+    default mode's reset with `KNOB_OPTIONS` (another world and a hops filter, each stream served the same way)."""
     import osint_gym  # noqa: F401  (registers the ids)
     from osint_gym.benchmark import benchmark_tasks, benchmark_world
 
@@ -92,9 +96,10 @@ def step_ratio(n: int = 5000, rounds: int = 5) -> dict[str, float]:
         o_step, o_reset, o_mean = _median_step(osint, osint_actions, per)
         c_step, c_reset, c_mean = _median_step(cart, cart_actions, per)
         f_reset = _median_call(fixed.reset, max(50, per // 10))
+        k_reset = _median_call(lambda: osint.reset(options=KNOB_OPTIONS), max(50, per // 10))
         reseeded = max(20, per // 50)
         o_seeded, c_seeded = (_reseeded_reset(env, reseeded, 1000 + r * reseeded) for env in (osint, cart))
-        rows.append((o_step, c_step, o_reset, c_reset, f_reset, o_mean, c_mean, o_seeded, c_seeded))
+        rows.append((o_step, c_step, o_reset, c_reset, f_reset, o_mean, c_mean, o_seeded, c_seeded, k_reset))
     return _step_summary(rows, per, rounds)
 
 
@@ -112,6 +117,7 @@ def _step_summary(rows: list[tuple[float, ...]], per: int, rounds: int) -> dict[
         "reset_mean_ratio": statistics.median(r[5] / r[6] for r in rows),
         "osint_reseeded_reset_us": med[7] * 1e6, "cartpole_reseeded_reset_us": med[8] * 1e6,
         "reseeded_reset_ratio": statistics.median(r[7] / r[8] for r in rows),
+        "knob_reset_us": med[9] * 1e6, "knob_options": KNOB_OPTIONS,
         "steps": per * rounds, "rounds": rounds,
     }
 
@@ -150,6 +156,7 @@ def print_env(c: dict[str, Any], r: dict[str, Any]) -> None:
     print(f"         reset(seed=i), a new seed each call (one task verified per reset): OSINT-v0 "
           f"{r['osint_reseeded_reset_us']:.1f} us | CartPole-v1 {r['cartpole_reseeded_reset_us']:.1f} us | ratio "
           f"{r['reseeded_reset_ratio']:.1f}x | on a fixed list of stamped tasks {r['fixed_reset_us']:.1f} us")
+    print(f"         reset(options={r['knob_options']}), unseeded: median {r['knob_reset_us']:.1f} us")
 
 
 _BUILD_SNIPPET = """

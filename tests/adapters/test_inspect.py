@@ -268,7 +268,10 @@ def test_nothing_before_the_answer_names_the_gold_answer_or_hidden_evidence(tmp_
                                           ({"difficulty": "extreme"}, "difficulty must be"),
                                           ({"family": "nope"}, "unknown task family"),
                                           ({"observation_format": "xml"}, "observation_format must be"),
-                                          ({"max_turns": 0}, "max_turns must be")])
+                                          ({"max_turns": 0}, "max_turns must be"),
+                                          ({"hops": 9}, "hops must be an integer in [1, 5]"),
+                                          ({"decoy_density": 2.0}, "'decoy_density' must be a number in"),
+                                          ({"split": "v1:test", "decoy_density": 0.3}, "fixes its world")])
 def test_bad_task_options_give_one_line_errors(args, needle):
     from osint_gym.errors import ConfigError
     from osint_gym.inspect_task import osint_v0
@@ -276,6 +279,28 @@ def test_bad_task_options_give_one_line_errors(args, needle):
     with pytest.raises(ConfigError) as exc:
         osint_v0(**args)
     assert needle in str(exc.value) and "\n" not in str(exc.value)
+
+
+def test_the_knobs_sample_tasks_on_a_knobbed_world_and_the_oracle_replays_them(tmp_path):
+    from osint_eval.policies import OraclePolicy
+    from osint_eval.runner import run_multi_turn
+    from osint_gym.knobs import knob_tasks
+
+    knobs = {"hops": 2, "decoy_density": 0.5, "name_collision_rate": 0.2}
+    world, tasks, source = knob_tasks(None, seed=4, limit=6, **knobs)
+    oracle = run_multi_turn(OraclePolicy(), world, tasks)
+    script = {e.question: [_calls(t["action"]) for t in e.transcript] for e in oracle}
+    log = run_inspect(script, tmp_path, limit=6, seed=4, **knobs)
+    scores = scores_by_id(log)
+    assert {s.metadata["split"] for s in log.samples} == {source} and len(scores) == len(oracle)
+    for e in oracle:
+        assert scores[e.task_id].metadata["reward"] == e.reward and scores[e.task_id].value == 1.0
+    from osint_gym.inspect_task import osint_v0
+
+    _, split_tasks, _ = knob_tasks("v2:test", hops=1, limit=3)
+    samples = list(osint_v0(split="v2:test", hops=1, limit=3).dataset)
+    assert [s.id for s in samples] == [t.task_id for t in split_tasks] and all(t.query.n_hops == 1 for t in split_tasks)
+    assert {s.metadata["split"] for s in samples} == {"v2:test"}
 
 
 def test_inspect_eval_cli_refuses_an_unknown_split_in_one_line(tmp_path):

@@ -111,6 +111,31 @@ def test_oracle_replay_scores_exactly_what_osint_eval_oracle_scores():
     assert sum(t.metrics["correct"] for t in traces) == sum(r.correct for r in oracle.values()) >= 45
 
 
+def test_the_knobs_sample_tasks_on_a_knobbed_world_and_the_oracle_replays_them():
+    from osint_eval.policies import OraclePolicy
+    from osint_eval.runner import run_multi_turn
+    from osint_gym.knobs import knob_tasks
+
+    knobs = {"hops": 2, "decoy_density": 0.5, "name_collision_rate": 0.2}
+    world, tasks, source = knob_tasks(None, seed=4, limit=6, **knobs)
+    oracle = {r.task_id: r for r in run_multi_turn(OraclePolicy(), world, tasks)}
+    plans = {r.task_id: [t["action"] for t in r.transcript] for r in oracle.values()}
+    played, traces, _ = run_adapter(lambda m: plans[task_of(m, tasks).task_id][turn_of(m)], limit=6, seed=4,
+                                    **knobs)
+    assert [t.data.id for t in played] == [t.task_id for t in tasks] and {t.data.split for t in played} == {source}
+    assert all(t.data.world_config["decoy_density"] == 0.5 for t in played)
+    for task, trace in zip(played, traces):
+        assert trace.rewards["osint_reward"].score == oracle[task.data.id].reward
+    from osint_gym import load_environment
+    from osint_gym.errors import ConfigError
+
+    for bad, needle in (({"hops": 9}, "hops must be an integer in [1, 5]"),
+                        ({"split": "v1:test", "decoy_density": 0.3}, "fixes its world")):
+        with pytest.raises(ConfigError) as err:
+            load_environment(**bad)
+        assert needle in str(err.value) and "\n" not in str(err.value)
+
+
 def _wrong(task):
     world = benchmark_world(SPLIT)
     return next(e for e in world.ids(task.answer_type) if e not in task.answers)

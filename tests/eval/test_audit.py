@@ -26,6 +26,16 @@ def _rates(ref, mode):
     return tasks, world, contexts, {r.rule: r.rate for r in audit(world, tasks, contexts)}
 
 
+def _named_baselines(tasks, world, contexts):
+    """The seeded success of random-guess and every single-turn shortcut baseline on these contexts."""
+    batch = [PolicyInput([], t, world, i, 0, context=c) for i, (t, c) in enumerate(zip(tasks, contexts))]
+    rates = {}
+    for name in ("random-guess", *SINGLE_TURN_SHORTCUTS):
+        answers = make_policy(name).act(batch)
+        rates[name] = sum(score_completion(t, a, c).correct for t, c, a in zip(tasks, contexts, answers)) / len(tasks)
+    return rates
+
+
 @pytest.mark.parametrize("mode", ["triples", "records"])
 @pytest.mark.parametrize("ref", ["v1:dev", "v1:test", "v1:hard"])
 def test_no_shortcut_rule_is_more_than_5_points_from_the_uniform_guess_on_v1(ref, mode):
@@ -39,10 +49,7 @@ def test_no_shortcut_rule_is_more_than_5_points_from_the_uniform_guess_on_v1(ref
     card = MEASURED[ref]["single_turn"][mode]  # the benchmark card's figures are these
     rule, rate = card["farthest_rule"]
     assert card["uniform"] == pytest.approx(uniform, abs=1e-4) and rates[rule] == pytest.approx(rate, abs=1e-4)
-    batch = [PolicyInput([], t, world, i, 0, context=c) for i, (t, c) in enumerate(zip(tasks, contexts))]
-    for name in ("random-guess", *SINGLE_TURN_SHORTCUTS):
-        answers = make_policy(name).act(batch)
-        rate = sum(score_completion(t, a, c).correct for t, c, a in zip(tasks, contexts, answers)) / len(tasks)
+    for name, rate in _named_baselines(tasks, world, contexts).items():
         assert abs(rate - uniform) <= 0.05, (ref, mode, name, rate, uniform)
         assert card["baselines"][name] == pytest.approx(rate, abs=1e-4)
 
@@ -80,3 +87,38 @@ def test_audit_rules_answer_what_their_features_say():
     assert rates["first-position:min"] == 1.0 and rates["first-position:max"] == 0.0
     assert rates["as-head:max"] == 1.0 and rates["relations:max"] == pytest.approx(1 / 2)
     assert largest_gap(audit(world, [task], [ctx])).rule in {"first-position:min", "as-head:max", "relations:max"}
+
+
+V2 = ("v2:dev", "v2:test", "v2:hard")
+
+
+@pytest.mark.slow
+@pytest.mark.xdist_group("v2-splits")
+@pytest.mark.parametrize("mode", ["triples", "records"])
+@pytest.mark.parametrize("ref", V2)
+def test_every_rule_and_next_to_named_are_within_5_points_of_the_uniform_guess_on_v2(ref, mode):
+    """v2's gate: the question-reading rules too, both ways (v1 bounded them on one-name questions only)."""
+    tasks, world, contexts, rates = _rates(ref, mode)
+    uniform = rates["uniform"]
+    far = {r: round(100 * (v - uniform), 1) for r, v in rates.items() if abs(v - uniform) > 0.05}
+    assert far == {}, (ref, mode, 100 * uniform)
+    card = MEASURED[ref]["single_turn"][mode]
+    assert card["uniform"] == pytest.approx(uniform, abs=1e-4)
+    assert card["question_reading"]["next-to-named:max"] == pytest.approx(rates["next-to-named:max"], abs=1e-4)
+    for name, rate in _named_baselines(tasks, world, contexts).items():
+        assert abs(rate - uniform) <= 0.05, (ref, mode, name, rate, uniform)
+        assert card["baselines"][name] == pytest.approx(rate, abs=1e-4)
+
+
+@pytest.mark.slow
+@pytest.mark.xdist_group("v2-splits")
+@pytest.mark.parametrize("ref", V2)
+def test_scripted_multi_turn_baselines_stay_at_most_15_percent_and_the_oracle_at_least_97_on_v2(ref):
+    from osint_eval.baselines import MULTI_TURN_SHORTCUTS
+    from osint_eval.runner import run_multi_turn
+
+    tasks, world = benchmark_tasks(ref), benchmark_world(ref)
+    rates = {name: sum(r.correct for r in run_multi_turn(make_policy(name), world, tasks)) / len(tasks)
+             for name in ("oracle", *MULTI_TURN_SHORTCUTS)}
+    assert rates["oracle"] >= 0.97 and max(rates[n] for n in MULTI_TURN_SHORTCUTS) <= 0.15, rates
+    assert rates == pytest.approx({n: MEASURED[ref]["multi_turn"][n] for n in rates}, abs=1e-9)

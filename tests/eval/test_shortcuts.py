@@ -118,7 +118,7 @@ def test_every_report_names_the_strongest_scripted_baseline_next_to_each_model(t
 
 def test_every_registered_shortcut_is_a_policy_spec_of_its_name_and_mode():
     assert SHORTCUTS_BY_MODE == {"single_turn": ("most-frequent", "first-mentioned", "last-mentioned", "adjacent"),
-                                 "multi_turn": ("naive-search",)}
+                                 "multi_turn": ("naive-search", "overlap-search")}
     for name, shortcut in SHORTCUTS.items():
         policy = make_policy(name, seed=3)
         assert (policy.name, policy.seed, shortcut.name) == (name, 3, name) and name in policies.SCRIPTED

@@ -23,22 +23,40 @@ V1 = ("v1:dev", "v1:test", "v1:hard")
 # sha256 of v0:test's task rows and of its contexts in both modes, computed at commit 42d2c69 (before v1)
 V0_TEST_TASKS = "49a8b1640425f7e562a5ccdfa78899be7554f00127c0931bb93a173efc662983"
 V0_TEST_CONTEXTS = "60ad27f60cf251cf3e7054e24a340403b436dda69ac37226bbedaf1e89f531ef"
+# the same two digests for each v1 split, computed at commit bb95229 (before v2 and its world knobs)
+V1_DIGESTS = {
+    "v1:dev": ("d77181e7523c6545dc27f79145cd9a0b5ccc88cd7a8a6cf0c586f1bb151ada82",
+               "c0bdc560388ba71d78fe382d4b49dfd44980d72fe5fcba5975e1132d3e0acd83"),
+    "v1:test": ("be6e3d631fb90b69db191167a7585642fbd50fc191c906adaed0e9e44c27f617",
+                "4f8f61ef03b6e4dcd5dfe0a7998d1d9332d9851c0a808acba3513df41804f99a"),
+    "v1:hard": ("8efb97e608000fe33d160a87b4d68e317da610b4ff063db283b86cdbc2867404",
+                "e1701959c2e71cb3525dc08f4b072aef30d98de5d13b5c37fd986b0299b952d5"),
+}
 
 
 def _repeats(tasks):
     return sum(n - 1 for n in Counter(task_signature(t) for t in tasks).values())
 
 
-def test_v0_test_is_byte_identical_to_its_published_tasks_and_contexts():
-    tasks, world = benchmark_tasks("v0:test"), benchmark_world("v0:test")
+def _digests(ref):
+    """sha256 of a split's task rows, and of its contexts in both modes."""
+    tasks, world = benchmark_tasks(ref), benchmark_world(ref)
     rows = json.dumps([t.to_dict() for t in tasks], sort_keys=True).encode()
-    assert hashlib.sha256(rows).hexdigest() == V0_TEST_TASKS
     digest = hashlib.sha256()
     for mode in ("triples", "records"):
         for t in tasks:
             digest.update(build_context(world, t, mode=mode).to_json().encode())
-    assert digest.hexdigest() == V0_TEST_CONTEXTS
-    assert {context_layout(t) for t in tasks} == {"v0"}
+    return hashlib.sha256(rows).hexdigest(), digest.hexdigest()
+
+
+def test_v0_test_is_byte_identical_to_its_published_tasks_and_contexts():
+    assert _digests("v0:test") == (V0_TEST_TASKS, V0_TEST_CONTEXTS)
+    assert {context_layout(t) for t in benchmark_tasks("v0:test")} == {"v0"}
+
+
+@pytest.mark.parametrize("ref", V1)
+def test_v1_splits_are_byte_identical_to_their_published_tasks_and_contexts(ref):
+    assert _digests(ref) == V1_DIGESTS[ref]
 
 
 @pytest.mark.parametrize(("ref", "size"), [("v1:dev", 1000), ("v1:test", 1000), ("v1:hard", 500)])
@@ -61,8 +79,9 @@ def test_v0_keeps_the_repeats_and_adjacency_answers_v1_leaves_out():
     assert len(kept) == 714 and _repeats(kept) == 0  # v1:test starts as v0:test without them, then tops up
 
 
-@pytest.mark.parametrize("ref", V1)
-def test_v1_contexts_show_every_gold_edge_and_determine_exactly_the_gold_in_both_modes(ref):
+def checked_contexts(ref):
+    """(task, mode, context) for every task of a split in both modes, each context checked to show every gold edge
+    and the gold, and to determine exactly the gold (v2's test checks more on them)."""
     tasks, world = benchmark_tasks(ref), benchmark_world(ref)
     for mode in ("triples", "records"):
         for t in tasks:
@@ -71,6 +90,12 @@ def test_v1_contexts_show_every_gold_edge_and_determine_exactly_the_gold_in_both
             assert all(canonical_edge(e) in shown for e in t.evidence), (ref, mode, t.task_id)
             assert t.answer in ctx.entities and t.answer in ctx.text
             assert context_answers(world, t.query, ctx.edges) == [t.answer], (ref, mode, t.task_id)
+            yield t, mode, ctx
+
+
+@pytest.mark.parametrize("ref", V1)
+def test_v1_contexts_show_every_gold_edge_and_determine_exactly_the_gold_in_both_modes(ref):
+    assert sum(1 for _ in checked_contexts(ref)) == 2 * len(benchmark_tasks(ref))
 
 
 def test_v0_records_miss_gold_edges_that_v1_records_show():
@@ -97,17 +122,18 @@ def test_v1_triples_write_every_entity_by_id_after_its_name():
 
 
 def test_unknown_splits_and_layouts_are_one_line_errors():
-    assert split_ids() == ["v0:train", "v0:dev", "v0:test", "v1:dev", "v1:test", "v1:hard"]
+    assert split_ids() == ["v0:train", "v0:dev", "v0:test", "v1:dev", "v1:test", "v1:hard", "v2:dev", "v2:test",
+                           "v2:hard"]
     assert parse_ref("v1:hard") == ("v1", "hard")
     assert shares_world("v0:test", "v1:test") and shares_world("v1:dev", "v0:dev")
     assert not shares_world("v1:dev", "v1:test") and not shares_world("v1:hard", "v0:train")
-    with pytest.raises(ConfigError, match=r"unknown benchmark 'v2:test'; known: v0:train, .*v1:hard$"):
-        benchmark_tasks("v2:test")
+    with pytest.raises(ConfigError, match=r"unknown benchmark 'v3:test'; known: v0:train, .*v2:hard$"):
+        benchmark_tasks("v3:test")
     with pytest.raises(ConfigError, match=r"unknown split 'train' of benchmark 'v1'; known: dev, test, hard$"):
         benchmark_tasks("v1:train")
     t = benchmark_tasks("v1:test", limit=1)[0]
     with pytest.raises(ConfigError, match="context layout must be one of"):
-        build_context(benchmark_world("v1:test"), t, layout="v2")
+        build_context(benchmark_world("v1:test"), t, layout="v3")
 
 
 def test_the_card_counts_each_split_and_rides_with_the_hf_export():
@@ -118,7 +144,7 @@ def test_the_card_counts_each_split_and_rides_with_the_hf_export():
     card = benchmark_card("v1:test")
     nd = composition(benchmark_tasks("v1:test"))["network_discovery"]
     assert f"| network_discovery | {nd['easy']} | {nd['medium']} | {nd['hard']} | {sum(nd.values())} |" in card
-    assert "tool-only oracle 100.0%; strongest scripted baseline naive-search 2.0%" in card
+    assert "tool-only oracle 100.0%; strongest scripted baseline overlap-search 24.7%" in card
     assert "| records | 10.2% |" in card and "1000/1000 |" in card
     assert "`python benchmarks/bench_card.py --splits v1:test`" in card
     assert "Scores not measured" in benchmark_card("v0:train")

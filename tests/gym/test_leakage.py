@@ -59,8 +59,13 @@ def _outside_results(obs: str) -> str:
     return json.dumps(data)
 
 
-def test_no_gold_answer_or_hidden_evidence_before_answering():
-    env = gym.make("OSINT-v0")
+@pytest.mark.parametrize("version", ["v0", pytest.param("v2", marks=pytest.mark.slow)])
+def test_no_gold_answer_or_hidden_evidence_before_answering(version):
+    """On the default world, and on a world of benchmark v2's config (near-miss decoys, everyone's past)."""
+    from osint_gym.benchmark import BENCHMARKS
+
+    env = gym.make("OSINT-v0", **({} if version == "v0" else {"world_config": BENCHMARKS["v2"].world_config,
+                                                               "seed": BENCHMARKS["v2"].splits["test"].world_seed}))
     world = env.unwrapped.world
     rng = np.random.default_rng(0)
     id_pattern = re.compile(r"\b(?:person|account|org|loc|event|post|thread)_\d+\b")
@@ -89,11 +94,14 @@ def test_no_gold_answer_or_hidden_evidence_before_answering():
     assert checked >= EPISODES * 5
 
 
-@pytest.mark.parametrize("split", ["dev", "test"])
-def test_benchmark_questions_never_name_their_answers(split):
+@pytest.mark.parametrize("ref", ["v0:dev", "v0:test",
+                                 pytest.param("v2:dev", marks=pytest.mark.slow),
+                                 pytest.param("v2:test", marks=pytest.mark.slow),
+                                 pytest.param("v2:hard", marks=pytest.mark.slow)])
+def test_benchmark_questions_never_name_their_answers(ref):
     from osint_gym.benchmark import benchmark_tasks, benchmark_world
 
-    world = benchmark_world(f"v0:{split}")
-    for task in benchmark_tasks(f"v0:{split}"):
+    world = benchmark_world(ref)
+    for task in benchmark_tasks(ref):
         for secret in _secrets(task):
             assert not names_entity(world, task.question, secret), (task.task_id, secret)

@@ -322,6 +322,26 @@ def test_clients_reject_bad_urls_and_timeouts():
         OSINTClient("http://127.0.0.1:1", timeout=1)
 
 
+def test_reset_frames_set_the_knobs_over_the_wire_as_in_process():
+    """A server on sampled tasks: a reset frame's hops and world knobs give the in-process env's episode."""
+    from pathlib import Path
+
+    from osint_gym.world import WorldConfig
+
+    config = Path(__file__).resolve().parents[2] / "configs" / "gym" / "world-default.toml"
+    options = {"hops": 2, "decoy_density": 0.6, "name_collision_rate": 0.1}
+    with ServerProcess(["--world-config", str(config), "--seed", "3"]) as s, OSINTClient(s.url) as client:
+        local = OSINTEnv(seed=3, world_config=WorldConfig())
+        for seed in (0, 9):
+            assert list(client.reset(seed=seed, options=options)) == _wire(local.reset(seed=seed, options=options))
+            assert local.task.query.n_hops == 2 and local.world.config.decoy_density == 0.6
+            action = json.dumps({"tool": "get_profile", "args": {"handle_or_id": local.task.query.start}})
+            assert client.step(action)[:4] == local.step(action)[:4]
+        with pytest.raises(RemoteError, match="decoy_density' must be a number in") as info:
+            client.reset(seed=1, options={"decoy_density": 2})
+        assert info.value.code == "VALIDATION_ERROR" and s.health()["internal_errors"] == 0
+
+
 def test_protocol_sessions_on_a_world_config_and_settings_checks():
     """The frame semantics without a server: sampled tasks on a world config, the rate bucket, bad settings."""
     from pathlib import Path

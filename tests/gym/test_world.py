@@ -147,7 +147,7 @@ def test_shipped_world_configs_load(tmp_path):
     hard = WorldConfig.from_toml(str(root / "world-hard.toml"))
     assert hard.n_people == 2000 and hard.decoy_rate == 0.3
     bad = tmp_path / "bad.toml"
-    bad.write_text("[world]\nn_people = 10\ndecoys = 0.1\n")
+    bad.write_text("[world]\nn_people = 10\ndecoy_rat = 0.1\n")
     with pytest.raises(ConfigError, match="did you mean 'decoy_rate'"):
         WorldConfig.from_toml(str(bad))
     bad.write_text("[world\n")

@@ -19,7 +19,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from osint_eval.interface import Policy, PolicyInput
-from osint_eval.reading import ID, answer_prefix, candidates, first_reference, mentions, named_in_question
+from osint_eval.reading import (
+    ID,
+    answer_prefix,
+    candidates,
+    first_reference,
+    mentions,
+    named_in_question,
+    references,
+)
 from osint_gym.single_turn import Context, random_guess
 from osint_gym.single_turn import adjacency_is_the_question as adjacency_is_the_question  # re-exported
 
@@ -69,6 +77,13 @@ def _adjacent(item: PolicyInput, context: Context, pool: list[str], seed: int) -
     return rng.choice(near) if near else random_guess(item.task, context, rng)
 
 
+def _most_named(item: PolicyInput, context: Context, pool: list[str], seed: int) -> str:
+    named = named_in_question(item.task, item.world, context)
+    touches = Counter(n for e in context.edges for a, n in ((e.head, e.tail), (e.tail, e.head)) if a in named)
+    top = max(touches[c] for c in pool)
+    return random.Random(f"{seed}:{item.task.task_id}:overlap").choice([c for c in pool if touches[c] == top])
+
+
 def _naive_search(item: PolicyInput, seed: int) -> str:
     if item.context is not None:  # single-turn: the first-mentioned candidate is its analogue
         pool = candidates(answer_prefix(item.task), item.context)
@@ -80,6 +95,46 @@ def _naive_search(item: PolicyInput, seed: int) -> str:
     seen = ID.findall(item.seen[-1]) if item.turn else []
     typed = [i for i in seen if prefix and i.startswith(prefix)] or seen
     return json.dumps({"answer": typed[0] if typed else "none"})
+
+
+def _lookups(ref: str) -> list[dict[str, object]]:
+    """The calls that show what touches one named entity, whatever it is (the ones that do not apply to it
+    fail, and the episode goes on): its page (an event's attendees, a post's author), its connections (a
+    person's acquaintances, an account's followers) and the directory's people at it (an employer, a city)."""
+    return [{"tool": "get_profile", "args": {"handle_or_id": ref}},
+            {"tool": "get_connections", "args": {"person_or_account": ref}},
+            {"tool": "search_people", "args": {"organization": ref, "limit": 20}},
+            {"tool": "search_people", "args": {"location": ref, "limit": 20}}]
+
+
+def _overlap_search(item: PolicyInput, seed: int) -> str:
+    """Look up every entity the question names, one step each, then answer the id of the answer type that the
+    most of those lookups showed (ties: a seeded pick): the question-reading shortcut, played through the tools."""
+    if item.context is not None:  # single-turn: the same reading of the context (the audit's next-to-named:max)
+        return _single_turn(_most_named)(item, seed)
+    refs = references(item.task.question)
+    if item.turn < len(refs):
+        calls = [{"name": c["tool"], "arguments": c["args"]} for c in _lookups(refs[item.turn])]
+        return json.dumps({"tool_calls": calls})
+    prefix = answer_prefix(item.task)
+    shown = [set(ID.findall(obs)) for obs in item.seen[1:len(refs) + 1]]
+    named = {i for ids, ref in zip(shown, refs) for i in ids if i == ref} | _profile_ids(item.seen[1:len(refs) + 1])
+    votes = Counter(i for ids in shown for i in ids if i not in named and (not prefix or i.startswith(prefix)))
+    if not votes:
+        return json.dumps({"answer": "none"})
+    top = max(votes.values())
+    rng = random.Random(f"{seed}:{item.task.task_id}:overlap")
+    return json.dumps({"answer": rng.choice(sorted(i for i, v in votes.items() if v == top))})
+
+
+def _profile_ids(observations: list[str]) -> set[str]:
+    """The ids of the named entities themselves: each lookup step's first record (its ``get_profile`` page)."""
+    found = set()
+    for obs in observations:
+        first = ID.search(obs.split("get_profile", 1)[1]) if "get_profile" in obs else None
+        if first is not None:
+            found.add(first.group())
+    return found
 
 
 SHORTCUTS: dict[str, Shortcut] = {s.name: s for s in (
@@ -94,6 +149,9 @@ SHORTCUTS: dict[str, Shortcut] = {s.name: s for s in (
              "type-correct guess when there is none", _single_turn(_adjacent)),
     Shortcut("naive-search", "multi_turn", "one search_threads for the question's first name, handle or id, then "
              "the first id of the answer type in the results (any id when none has that type)", _naive_search),
+    Shortcut("overlap-search", "multi_turn", "looks up every entity the question names (its page, connections and "
+             "the directory's people at it, one step each), then answers the id of the answer type that the most "
+             "of those lookups showed (ties: a seeded pick)", _overlap_search),
 )}
 SHORTCUTS_BY_MODE = {mode: tuple(n for n, s in SHORTCUTS.items() if s.mode == mode)
                      for mode in ("single_turn", "multi_turn")}

@@ -21,13 +21,16 @@ POLICY_HELP = (
 
 def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--tasks", default="v0:test",
-                   help="a split (v0:dev, v0:test, v1:dev, v1:test, v1:hard) | tasks.jsonl | generator:<model> "
-                        "(default v0:test)")
+                   help="a split (v0:dev, v0:test, v1:dev, v1:test, v1:hard, v2:dev, v2:test, v2:hard) | tasks.jsonl "
+                        "| generator:<model> (default v0:test)")
     p.add_argument(
         "--world", help="benchmark split whose world a task file or generator source uses (default: inferred / v0:test)"
     )
     p.add_argument("--out", required=True, help="report folder (report.json, report.md, report.html)")
     p.add_argument("--overwrite", action="store_true", help="replace a report already in --out (refused without it)")
+    p.add_argument("--episodes-dataset", metavar="DIR",
+                   help="also write every episode as a Hugging Face dataset here (datasets.load_from_disk reads it; "
+                        "needs the datasets package)")
     p.add_argument("--mode", choices=["single_turn", "multi_turn"], default="single_turn")
     p.add_argument("--family", help="only this task family")
     p.add_argument("--difficulty", choices=["easy", "medium", "hard"])
@@ -141,6 +144,8 @@ def _check_args(args: argparse.Namespace, specs: dict[str, str]) -> None:
     for spec in specs.values():
         check_policy_spec(spec)
     check_out_dir(args.out, overwrite=args.overwrite)
+    if args.episodes_dataset and Path(args.episodes_dataset).exists() and not args.overwrite:
+        raise EvalError(f"--episodes-dataset {args.episodes_dataset} already exists; pass --overwrite to replace it")
 
 
 def _evaluate(args: argparse.Namespace, specs: dict[str, str], comparisons: list[tuple[str, str]]) -> int:
@@ -172,6 +177,10 @@ def _evaluate(args: argparse.Namespace, specs: dict[str, str], comparisons: list
                       progress=not args.no_progress, workers=args.workers, **run_kwargs)
     report = replace(report, out_dir=str(Path(args.out)))
     paths = write_report(report, args.out, overwrite=args.overwrite)
+    if args.episodes_dataset:
+        from osint_eval.episodes import save_episodes
+
+        print(f"episodes: {save_episodes(report, taskset.tasks, args.episodes_dataset, overwrite=args.overwrite)}")
     for name, m in report.models.items():
         label = name if m.label == name else f"{name} ({m.label})"
         print(f"{label}: success {m.overall.success.fmt(pct=True)}, reward {m.overall.reward.fmt()}")

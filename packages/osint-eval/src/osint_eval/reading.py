@@ -48,6 +48,27 @@ def named_in_question(task: Task, world: World, context: Context) -> set[str]:
                                     for ref in {n, world.surface(n)} if n in world)}
 
 
+_CAPITALISED = re.compile(r"\b[A-Z][A-Za-z0-9]*(?:[ -][A-Z0-9][A-Za-z0-9]*)*")
+_SENTENCE_START = re.compile(r"(?:^|[.?!:]\s+)\Z")
+
+
+def references(question: str) -> list[str]:
+    """Every entity the question names, as it names them, in order and once each: ids, @handles and runs of
+    capitalised words (a name, or a one-word city) other than a sentence's leading verb. A name followed by its
+    id (``Noah Lopez (person_39)``, a name two people share) is given by the id."""
+    found = [(m.start(), m.group()) for rx in (ID, HANDLE) for m in rx.finditer(question)]
+    for m in _CAPITALISED.finditer(question):
+        words, start = m.group().split(" "), m.start()
+        while words and words[0] in _LEADING:
+            start += len(words.pop(0)) + 1
+        if not words or (len(words) == 1 and _SENTENCE_START.search(question[:start])):
+            continue  # a sentence's first word alone ("Deanonymize @x") is no name
+        name = " ".join(words)
+        if not re.match(r"\s*\(" + ID.pattern, question[start + len(name):]):
+            found.append((start, name))
+    return list(dict.fromkeys(ref for _, ref in sorted(found)))
+
+
 def first_reference(question: str) -> str | None:
     """The question's first id, @handle or capitalised name, whichever comes first."""
     found = [(m.start(), m.group()) for rx in (ID, HANDLE) for m in rx.finditer(question)]

@@ -22,6 +22,66 @@ from osint_gym.tasks import DIFFICULTIES, Task
 CARD_COMMAND = "python benchmarks/bench_card.py"
 
 MEASURED: dict[str, dict[str, Any]] = {
+    "v2:dev": {
+        "n": 1000,
+        "single_turn": {
+            "triples": {
+                "uniform": 0.1626, "gold_edges_shown": 1000,
+                "baselines": {"random-guess": 0.16, "most-frequent": 0.143, "first-mentioned": 0.157,
+                              "last-mentioned": 0.165, "adjacent": 0.145},
+                "farthest_rule": ["last-offset:min", 0.134],
+                "question_reading": {"next-to-named:max": 0.1679, "next-to-named:min": 0.1331},
+            },
+            "records": {
+                "uniform": 0.1626, "gold_edges_shown": 1000,
+                "baselines": {"random-guess": 0.16, "most-frequent": 0.143, "first-mentioned": 0.157,
+                              "last-mentioned": 0.155, "adjacent": 0.15},
+                "farthest_rule": ["last-offset:min", 0.131],
+                "question_reading": {"next-to-named:max": 0.1679, "next-to-named:min": 0.1331},
+            },
+        },
+        "multi_turn": {"oracle": 1.0, "naive-search": 0.025, "overlap-search": 0.074, "random-guess": 0.0},
+    },
+    "v2:test": {
+        "n": 1000,
+        "single_turn": {
+            "triples": {
+                "uniform": 0.1641, "gold_edges_shown": 1000,
+                "baselines": {"random-guess": 0.149, "most-frequent": 0.141, "first-mentioned": 0.149,
+                              "last-mentioned": 0.167, "adjacent": 0.132},
+                "farthest_rule": ["text-count:min", 0.1293],
+                "question_reading": {"next-to-named:max": 0.1693, "next-to-named:min": 0.1381},
+            },
+            "records": {
+                "uniform": 0.1641, "gold_edges_shown": 1000,
+                "baselines": {"random-guess": 0.149, "most-frequent": 0.141, "first-mentioned": 0.149,
+                              "last-mentioned": 0.168, "adjacent": 0.133},
+                "farthest_rule": ["mentions:min", 0.1393],
+                "question_reading": {"next-to-named:max": 0.1693, "next-to-named:min": 0.1381},
+            },
+        },
+        "multi_turn": {"oracle": 1.0, "naive-search": 0.022, "overlap-search": 0.05, "random-guess": 0.0},
+    },
+    "v2:hard": {
+        "n": 500,
+        "single_turn": {
+            "triples": {
+                "uniform": 0.1787, "gold_edges_shown": 500,
+                "baselines": {"random-guess": 0.182, "most-frequent": 0.156, "first-mentioned": 0.158,
+                              "last-mentioned": 0.158, "adjacent": 0.178},
+                "farthest_rule": ["as-head:min", 0.2023],
+                "question_reading": {"next-to-named:max": 0.1806, "next-to-named:min": 0.1693},
+            },
+            "records": {
+                "uniform": 0.1787, "gold_edges_shown": 500,
+                "baselines": {"random-guess": 0.182, "most-frequent": 0.156, "first-mentioned": 0.158,
+                              "last-mentioned": 0.154, "adjacent": 0.174},
+                "farthest_rule": ["last-offset:max", 0.142],
+                "question_reading": {"next-to-named:max": 0.1806, "next-to-named:min": 0.1693},
+            },
+        },
+        "multi_turn": {"oracle": 1.0, "naive-search": 0.002, "overlap-search": 0.036, "random-guess": 0.0},
+    },
     "v1:dev": {
         "n": 1000,
         "single_turn": {
@@ -40,7 +100,7 @@ MEASURED: dict[str, dict[str, Any]] = {
                 "question_reading": {"next-to-named:max": 0.3316, "next-to-named:min": 0.0678},
             },
         },
-        "multi_turn": {"oracle": 1.0, "naive-search": 0.025, "random-guess": 0.0},
+        "multi_turn": {"oracle": 1.0, "naive-search": 0.025, "overlap-search": 0.248, "random-guess": 0.0},
     },
     "v1:test": {
         "n": 1000,
@@ -60,7 +120,7 @@ MEASURED: dict[str, dict[str, Any]] = {
                 "question_reading": {"next-to-named:max": 0.3239, "next-to-named:min": 0.0636},
             },
         },
-        "multi_turn": {"oracle": 1.0, "naive-search": 0.02, "random-guess": 0.0},
+        "multi_turn": {"oracle": 1.0, "naive-search": 0.02, "overlap-search": 0.247, "random-guess": 0.0},
     },
     "v1:hard": {
         "n": 500,
@@ -80,7 +140,7 @@ MEASURED: dict[str, dict[str, Any]] = {
                 "question_reading": {"next-to-named:max": 0.1839, "next-to-named:min": 0.056},
             },
         },
-        "multi_turn": {"oracle": 1.0, "naive-search": 0.0, "random-guess": 0.0},
+        "multi_turn": {"oracle": 1.0, "naive-search": 0.0, "overlap-search": 0.092, "random-guess": 0.0},
     },
     "v0:dev": {
         "n": 1000,
@@ -100,7 +160,7 @@ MEASURED: dict[str, dict[str, Any]] = {
                 "question_reading": {"next-to-named:max": 0.3797, "next-to-named:min": 0.0648},
             },
         },
-        "multi_turn": {"oracle": 1.0, "naive-search": 0.093, "random-guess": 0.0},
+        "multi_turn": {"oracle": 1.0, "naive-search": 0.093, "overlap-search": 0.225, "random-guess": 0.0},
     },
     "v0:test": {
         "n": 1000,
@@ -120,7 +180,7 @@ MEASURED: dict[str, dict[str, Any]] = {
                 "question_reading": {"next-to-named:max": 0.3753, "next-to-named:min": 0.0587},
             },
         },
-        "multi_turn": {"oracle": 1.0, "naive-search": 0.068, "random-guess": 0.0},
+        "multi_turn": {"oracle": 1.0, "naive-search": 0.068, "overlap-search": 0.24, "random-guess": 0.0},
     },
 }
 
@@ -130,7 +190,16 @@ _VERSIONS = {
     "v1": "v1: one task per task signature (answer and evidence); no task that adjacency alone answers; v1 "
           "contexts (records list exactly the context's edges, every gold edge among them; triples write every "
           "entity by id after a name line).",
+    "v2": "v2: worlds with near-miss decoys (decoy_density 0.8: groups of 4 people mirror one person but for one fact "
+          "held at another time or through another relation; everyone has a past); v1's rules, plus: every "
+          "constraint load-bearing (dropping one leaves more than one answer), the filters a chain does not need "
+          "dropped, and only tasks the question-reading shortcut reads fairly (where the gold touches a named "
+          "entity, nothing touches more and it has 4 or more near-misses; where it touches none, nothing on its "
+          "chain does); at most a quarter of a split (dev, test; 40% of hard) from one family and difficulty; v2 "
+          "contexts (v1's writing; the gold's and its near-misses' edges to the named entities shown).",
 }
+GATE_POINTS = 5.0  # every shortcut within this many points of the uniform guess
+MULTI_TURN_TARGETS = {"v2": (0.15, 0.97)}  # (strongest scripted baseline at most, oracle at least)
 
 
 def composition(tasks: list[Task] | tuple[Task, ...]) -> dict[str, dict[str, int]]:
@@ -158,6 +227,25 @@ def _shortcut_rows(measured: dict[str, Any]) -> list[str]:
     return rows
 
 
+def gate_rows(measured: dict[str, Any]) -> list[str]:
+    """The shortcut gate: per context mode, each kind of shortcut's rate minus the uniform guess, in points
+    (the named baseline farthest from it, the farthest count/position/adjacency rule, the question-reading
+    rules), and whether every one is within `GATE_POINTS`."""
+    rows = ["| context mode | uniform guess | farthest named baseline | farthest count/position/adjacency rule | "
+            "next-to-named:max | next-to-named:min | every one within 5 points |", "|---" * 7 + "|"]
+    for mode, st in measured["single_turn"].items():
+        u = st["uniform"]
+        name = max(st["baselines"], key=lambda n: abs(st["baselines"][n] - u))
+        rule, rate = st["farthest_rule"]
+        reading = st["question_reading"]
+        gaps = [st["baselines"][name] - u, rate - u, reading["next-to-named:max"] - u, reading["next-to-named:min"] - u]
+        cells = [f"{name} {100 * gaps[0]:+.1f}", f"{rule} {100 * gaps[1]:+.1f}", f"{100 * gaps[2]:+.1f}",
+                 f"{100 * gaps[3]:+.1f}"]
+        verdict = "yes" if all(abs(g) <= GATE_POINTS / 100 for g in gaps) else "no"
+        rows.append(f"| {mode} | {_pct(u)} | " + " | ".join(cells) + f" | {verdict} |")
+    return rows
+
+
 def card_markdown(ref: str, tasks: list[Task] | tuple[Task, ...]) -> str:
     """The card of split ``ref`` holding ``tasks`` (`osint_gym.benchmark.card(ref)` passes them): its version,
     composition, shortcut table and scores, and the commands."""
@@ -173,7 +261,11 @@ def card_markdown(ref: str, tasks: list[Task] | tuple[Task, ...]) -> str:
     mt = measured["multi_turn"]
     best = max((n for n in mt if n != "oracle"), key=lambda n: mt[n])
     lines += ["", "Single-turn shortcuts (exact or seeded rates over the whole split):", ""] + _shortcut_rows(measured)
+    lines += ["", "Shortcut gate (points from the uniform guess):", ""] + gate_rows(measured)
+    scripted = ", ".join(f"{n} {_pct(v)}" for n, v in mt.items() if n != "oracle")
+    target = MULTI_TURN_TARGETS.get(ref.partition(":")[0])
+    goal = f"; targets: strongest at most {_pct(target[0])}, oracle at least {_pct(target[1])}" if target else ""
     lines += ["", f"Multi-turn: tool-only oracle {_pct(mt['oracle'])}; strongest scripted baseline {best} "
-              f"{_pct(mt[best])} (default budgets).", "",
+              f"{_pct(mt[best])} (default budgets; {scripted}{goal}).", "",
               f"Figures: `{CARD_COMMAND} --splits {ref}`; tasks: `osint-gym export --split {ref} --out tasks.jsonl`."]
     return "\n".join(lines)

@@ -63,15 +63,25 @@ smaller than the defaults: a tighter step budget is a harder evaluation of a val
 they carry a verification stamp that covers this world and these budgets (sampled and benchmark
 tasks do), so building an env on stamped tasks verifies nothing. ``benchmark`` fixes the world and
 the tasks: combining it with ``seed``, ``world_config``, ``world``, ``tasks`` or ``task_seed`` is an error.
-``reset(seed=..., options={"task": Task|dict, "task_index": int, "family": str, "difficulty": str})``.
-Without ``tasks``, a reset serves the next task of a `TaskStream`: sampler indices from a start that a
-seeded reset draws, verified in batches ahead of serving, so a seed serves the same tasks in any process.
+Difficulty knobs (`osint_gym.knobs`), as arguments (every reset's default) and as reset options (that reset):
+``hops`` (1 to 5: only tasks whose query walks that many hops; implies the difficulty, 1 easy, 2 medium, 3+ hard;
+a fixed task list is filtered by it), ``decoy_density`` (0 to 0.8: the share of people who are near-miss decoys,
+`WorldConfig.decoy_density`) and ``name_collision_rate`` (0 to 1). The two world knobs make the env play on the
+world generated from its config with them replaced (the same seed; built once per config, and a reset without
+them plays on the env's own world again); an env given ``benchmark``, ``world`` or ``tasks`` refuses them.
+``reset(seed=..., options={"task": Task|dict, "task_index": int, "family": str, "difficulty": str, "hops": int,
+"decoy_density": float, "name_collision_rate": float})``; an unknown option or a bad value is a one-line
+`ConfigError` naming it and the values it takes. Without ``tasks``, a reset serves the next task of a
+`TaskStream` (one per world, filters and hops): sampler indices from a start that a seeded reset draws, verified
+in batches ahead of serving, so a seed and options serve the same tasks in any process.
 
 ## Version History
 * v0: initial release. Later, without changing task semantics: the episode record, verification
   stamps, JSON-preserving observation cuts, the compact observation format and the short action syntax.
   Sampled mode then serves pre-verified streams: a seed's first task is unchanged, later unseeded resets
-  take the next sampler index instead of a fresh random one. Benchmark splits: v0 and v1 (`osint_gym.benchmark`).
+  take the next sampler index instead of a fresh random one. Benchmark splits: v0, v1 and v2 (`osint_gym.benchmark`).
+  Difficulty knobs at reset (hops, decoy_density, name_collision_rate); worlds with near-miss decoys give every
+  person a past (``worked_at``, ``lived_in``, ``interested_in``), which person pages list.
 """
 
 from __future__ import annotations
@@ -85,10 +95,12 @@ from osint_gym.actions import MAX_ACTION_CHARS, Call, action_text, parse_action
 from osint_gym.compact import fit_compact, reset_text
 from osint_gym.episode import EpisodeRecord, Turn
 from osint_gym.errors import ConfigError, TaskError
+from osint_gym.knobs import KNOBS, WORLD_KNOBS, check_knobs, with_knobs
 from osint_gym.reward import RewardBreakdown, RewardConfig, score_episode, step_penalty
 from osint_gym.schema import RELATIONS, Edge, canonical_edge
 from osint_gym.spaces import text_space
 from osint_gym.tasks import DIFFICULTIES, Task, TaskSampler, TaskStream
+from osint_gym.tasks.sampler import check_hops
 from osint_gym.tasks.task import DEFAULT_BUDGETS, Budgets
 from osint_gym.tasks.verify import verified
 from osint_gym.text import fit_json, fit_text
@@ -97,7 +109,10 @@ from osint_gym.world import World, WorldConfig
 from osint_gym.world.cache import cached_world
 from osint_gym.world.config import check_seed
 
-_OPTIONS = ("task", "task_index", "family", "difficulty")
+_OPTIONS = ("task", "task_index", "family", "difficulty", *KNOBS)
+
+
+_FIXED = "this env's world is fixed (benchmark=, world= or tasks=)"
 
 
 class OSINTEnv(gym.Env[str, str]):
@@ -121,6 +136,9 @@ class OSINTEnv(gym.Env[str, str]):
         max_observation_chars: int = DEFAULT_BUDGETS.max_observation_chars,
         observation_format: str = DEFAULT_BUDGETS.observation_format,
         describe_tools: bool = True,
+        hops: int | None = None,
+        decoy_density: float | None = None,
+        name_collision_rate: float | None = None,
     ) -> None:
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ConfigError(
@@ -144,18 +162,18 @@ class OSINTEnv(gym.Env[str, str]):
             else (reward_config or RewardConfig())
         )
         self.difficulty, self.family = difficulty, family
+        self.knobs = check_knobs({"hops": hops, "decoy_density": decoy_density,
+                                  "name_collision_rate": name_collision_rate}, "argument")
+        check_hops(self.knobs.get("hops"), difficulty)
         if benchmark is not None:
             world, tasks = self._benchmark(
                 benchmark, seed=seed, world_config=world_config, world=world, tasks=tasks, task_seed=task_seed
             )
-        if world is None:
-            cfg = WorldConfig.from_dict(world_config) if isinstance(world_config, dict) else world_config
-            world = cached_world(cfg or WorldConfig(), seed or 0)
-        self.world = world
+        world = self._place_world(world, tasks, world_config, seed)
         self.tools, self.schemas, self._tool_help = world_shell(world)
         self.tasks: list[Task] | None = None
         self.sampler: TaskSampler | None = None
-        self._streams: dict[tuple[str | None, str | None], TaskStream] = {}
+        self._streams: dict[tuple[Any, ...], TaskStream] = {}
         self._stream_start: int | None = None
         if tasks is not None:
             kept = [
@@ -167,13 +185,32 @@ class OSINTEnv(gym.Env[str, str]):
                 raise ConfigError("no task left after the family/difficulty filters")
             self.tasks = [verified(world, t, self.budgets) for t in kept]  # stamped tasks pass through as they are
         else:
-            sampler_seed = (seed or 0) if task_seed is None else task_seed
-            self.sampler = TaskSampler(world, sampler_seed, families=[family] if family else None,
-                                       difficulty=difficulty, budgets=self.budgets)
+            self._sampler_seed = (seed or 0) if task_seed is None else task_seed
+            self.sampler = self._sampler(world)
+        self._worlds: dict[WorldConfig, tuple[World, TaskSampler | None]] = {}
+        if self._world_config is not None:
+            self._worlds[self._world_config] = (world, self.sampler)
         self.observation_space = text_space(max_observation_chars)
         self.action_space = text_space(MAX_ACTION_CHARS)
         self.task: Task | None = None
         self._end = "stopped"  # no episode yet: step() asks for reset()
+
+    def _place_world(self, world: World | None, tasks: Sequence[Task] | None,
+                     world_config: WorldConfig | dict[str, Any] | None, seed: int | None) -> World:
+        """The env's world: the given one, or the generated one with the world knobs applied. Only a generated
+        world without given tasks can take world knobs (``_world_config`` is then the config they replace)."""
+        fixed = world is not None or tasks is not None
+        if fixed and any(k in self.knobs for k in WORLD_KNOBS):
+            raise ConfigError(f"{_FIXED}; drop decoy_density and name_collision_rate, or pass world_config= instead")
+        self._world_seed = seed or 0
+        self._world_config: WorldConfig | None = None
+        if world is None:
+            cfg = WorldConfig.from_dict(world_config) if isinstance(world_config, dict) else world_config
+            cfg = with_knobs(cfg or WorldConfig(), self.knobs)
+            world = cached_world(cfg, self._world_seed)
+            self._world_config = None if fixed else cfg
+        self.world = self._home = world
+        return world
 
     @staticmethod
     def _benchmark(name: str, **given: Any) -> tuple[World, list[Task]]:
@@ -186,10 +223,35 @@ class OSINTEnv(gym.Env[str, str]):
         return benchmark_world(name), list(benchmark_tasks(name))
 
     # ------------------------------------------------------------------ helpers
+    def _sampler(self, world: World) -> TaskSampler:
+        return TaskSampler(world, self._sampler_seed, families=[self.family] if self.family else None,
+                           difficulty=self.difficulty, budgets=self.budgets)
+
+    def _use_world(self, knobs: dict[str, Any]) -> None:
+        """The generated world with these world knobs (the env's own without them), built once per config."""
+        if self._world_config is None:
+            raise ConfigError(f"{_FIXED}; the reset options decoy_density and name_collision_rate need an env "
+                              "that generates its world (world_config= or no world at all)")
+        config = with_knobs(self._world_config, knobs)
+        if config not in self._worlds:
+            world = cached_world(config, self._world_seed)
+            self._worlds[config] = (world, self._sampler(world))
+        world, self.sampler = self._worlds[config]
+        if world is not self.world:
+            self.world = world
+            self.tools, self.schemas, self._tool_help = world_shell(world)
+
     def _pick_task(self, options: dict[str, Any]) -> Task:
         unknown = set(options) - set(_OPTIONS)
         if unknown:
             raise ConfigError(f"unknown reset option(s) {sorted(unknown)}; known: {', '.join(_OPTIONS)}")
+        knobs = {**self.knobs, **check_knobs(options, "reset option")} if options else self.knobs
+        hops = knobs.get("hops")
+        if options:
+            check_hops(hops, options.get("difficulty", self.difficulty))
+        world_knobs = {k: v for k, v in knobs.items() if k in WORLD_KNOBS}
+        if world_knobs or self.world is not self._home:  # back home after a reset that set world knobs
+            self._use_world(world_knobs)
         if options.get("task") is not None:
             task = options["task"]
             task = Task.from_dict(task) if isinstance(task, dict) else task
@@ -200,9 +262,10 @@ class OSINTEnv(gym.Env[str, str]):
         if index is not None and (isinstance(index, bool) or not isinstance(index, int) or index < 0):
             raise ConfigError(f"options['task_index'] must be an integer >= 0, got {index!r}")
         if self.tasks is not None:
-            pool = self.tasks if "family" not in options and "difficulty" not in options else [
+            pool = self.tasks if "family" not in options and "difficulty" not in options and hops is None else [
                 t for t in self.tasks if t.family == options.get("family", t.family)
-                and t.difficulty == options.get("difficulty", t.difficulty)]
+                and t.difficulty == options.get("difficulty", t.difficulty)
+                and (hops is None or (t.query is not None and t.query.n_hops == hops))]
             if not pool:
                 raise ConfigError(f"no task matches options {options}")
             if index is not None and index >= len(pool):
@@ -212,12 +275,13 @@ class OSINTEnv(gym.Env[str, str]):
             raise ConfigError("this env has neither tasks nor a sampler")
         family, difficulty = options.get("family"), options.get("difficulty")
         if index is not None:
-            return self.sampler.sample(index, family=family, difficulty=difficulty)
-        if (family, difficulty) not in self._streams:
+            return self.sampler.sample(index, family=family, difficulty=difficulty, hops=hops)
+        key = (self.world.config, family, difficulty, hops)
+        if key not in self._streams:
             assert self._stream_start is not None  # reset() draws it before picking
-            self._streams[family, difficulty] = TaskStream(self.sampler, self._stream_start, family=family,
-                                                           difficulty=difficulty)
-        return self._streams[family, difficulty].next()
+            self._streams[key] = TaskStream(self.sampler, self._stream_start, family=family, difficulty=difficulty,
+                                            hops=hops)
+        return self._streams[key].next()
 
     def _info(self, **extra: Any) -> dict[str, Any]:
         info = {

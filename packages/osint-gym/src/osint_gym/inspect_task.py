@@ -11,9 +11,12 @@ osint-eval reads back (``osint-eval compare ... --candidate inspect:<log>``). No
 outside the env.
 
 Task options (``-T name=value``): ``split`` (any benchmark split: ``v0:test``
-by default, ``v1:test``, ``v1:hard``, ...), ``difficulty``,
+by default, ``v1:test``, ``v2:test``, ``v2:hard``, ...), ``difficulty``,
 ``family``, ``limit``, ``observation_format`` (``json`` or ``compact``), ``max_turns`` (the env's step
-budget, default 24), ``max_parallel_calls`` (4) and ``max_observation_chars`` (16384).
+budget, default 24), ``max_parallel_calls`` (4) and ``max_observation_chars`` (16384), and the difficulty knobs
+(`osint_gym.knobs`): ``hops`` filters the tasks by their number of hops; ``decoy_density`` and
+``name_collision_rate`` sample ``limit`` tasks (100 by default) from a world generated with them, world and task
+seed ``seed`` (0), instead of a split.
 """
 
 from __future__ import annotations
@@ -36,11 +39,11 @@ from inspect_ai.scorer import (
 )
 from inspect_ai.solver import Solver, TaskState
 
-from osint_gym.benchmark import benchmark_tasks, benchmark_world
 from osint_gym.env import OSINTEnv
 from osint_gym.episode import EpisodeRecord
 from osint_gym.errors import ConfigError
 from osint_gym.inspect_tools import SESSIONS, close_session, osint_agent
+from osint_gym.knobs import knob_tasks
 from osint_gym.tasks import DEFAULT_BUDGETS
 from osint_gym.tasks import Task as OSINTTask
 from osint_gym.tasks.task import OBSERVATION_FORMATS
@@ -81,22 +84,26 @@ def _check_budgets(observation_format: str, max_turns: int | None, max_parallel_
 
 
 @task
-def osint_v0(split: str = "v0:test", difficulty: str | None = None, family: str | None = None, limit: int | None = None,
-             observation_format: str = "json", max_turns: int | None = None,
+def osint_v0(split: str | None = None, difficulty: str | None = None, family: str | None = None,
+             limit: int | None = None, observation_format: str = "json", max_turns: int | None = None,
              max_parallel_calls: int = DEFAULT_BUDGETS.max_parallel_calls,
-             max_observation_chars: int = DEFAULT_BUDGETS.max_observation_chars, solver: Solver | None = None) -> Task:
-    """OSINT-v0 tasks of a benchmark split, played by react() in the env, scored by the env.
+             max_observation_chars: int = DEFAULT_BUDGETS.max_observation_chars, solver: Solver | None = None,
+             hops: int | None = None, decoy_density: float | None = None, name_collision_rate: float | None = None,
+             seed: int = 0) -> Task:
+    """OSINT-v0 tasks of a benchmark split (``v0:test`` unless given), or sampled with the world knobs, played by
+    react() in the env, scored by the env.
 
-    An unknown split, difficulty or family, or a bad budget, raises osint-gym's one-line `ConfigError`
+    An unknown split, difficulty or family, a bad budget or knob, raises osint-gym's one-line `ConfigError`
     (a `TaskOptionError`, which ``inspect eval`` prints as that line alone).
     """
     try:
         max_steps = _check_budgets(observation_format, max_turns, max_parallel_calls, max_observation_chars)
-        tasks = benchmark_tasks(split, family=family, difficulty=difficulty, limit=limit)
+        world, tasks, source = knob_tasks(split, seed=seed, limit=limit, family=family, difficulty=difficulty,
+                                          hops=hops, decoy_density=decoy_density,
+                                          name_collision_rate=name_collision_rate)
     except ConfigError as exc:
         raise TaskOptionError(str(exc)) from None
     by_id = {t.task_id: t for t in tasks}
-    world = benchmark_world(split)
 
     def make_env(state: TaskState) -> OSINTEnv:
         # the question alone is the sample's input: the tools reach the model as Inspect tools
@@ -104,7 +111,7 @@ def osint_v0(split: str = "v0:test", difficulty: str | None = None, family: str 
                         max_parallel_calls=max_parallel_calls, max_observation_chars=max_observation_chars,
                         observation_format=observation_format, describe_tools=False)
 
-    return Task(dataset=MemoryDataset(task_samples(tasks, split), name=f"osint-{split}"),
+    return Task(dataset=MemoryDataset(task_samples(tasks, source), name=f"osint-{source}"),
                 solver=solver or osint_agent(make_env), scorer=osint_scorer(), cleanup=close_session)
 
 

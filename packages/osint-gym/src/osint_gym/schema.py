@@ -153,6 +153,7 @@ class RelationSpec:
     out: Side
     inward: Side
     symmetric: bool = False
+    walked: bool = True  # task templates may walk it (False: a fact that records and searches show, no hop asks for)
 
     def side(self, direction: Direction) -> Side:
         return self.out if direction is Direction.OUT else self.inward
@@ -237,6 +238,20 @@ RELATIONS: dict[str, RelationSpec] = {
                     reveal=(Lookup("get_user_activity", "account"),)),
            inward=Side(("the account that commented on {x}", "the commenter on {x}"), "commented on by {v}",
                        (Field("thread", "comments", "author"),), PROFILE)),
+        # A person's past, generated only with `WorldConfig.decoy_density` (every person then has one of each, so
+        # that having one marks nobody as a near-miss decoy): a person page lists them, the directory finds former
+        # employees and residents beside current ones, an event page lists who was interested in it.
+        _R("worked_at", (_P,), (_O,), walked=False,
+           out=Side(("the former employer of {x}",), fields=(Field("person", "former_employers"),), reveal=PROFILE),
+           inward=Side(("the former employee of {x}",), reveal=(Lookup("search_people", "organization"),))),
+        _R("lived_in", (_P,), (_L,), walked=False,
+           out=Side(("the former home city of {x}",), fields=(Field("person", "former_cities"),), reveal=PROFILE),
+           inward=Side(("the former resident of {x}",), reveal=(Lookup("search_people", "location"),))),
+        _R("interested_in", (_P,), (_E,), walked=False,
+           out=Side(("the event {x} was interested in but missed",), fields=(Field("person", "interested_in"),),
+                    reveal=PROFILE),
+           inward=Side(("the person interested in {x} who missed it",), fields=(Field("event", "interested"),),
+                       reveal=PROFILE)),
     )
 }
 

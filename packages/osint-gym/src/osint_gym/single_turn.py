@@ -10,12 +10,16 @@ say nothing about the answer (osint-eval's shortcut baselines measure it); every
 so the context's facts still determine exactly the gold (`context_answers`).
 The answer is scored by `osint_gym.reward.score_episode`, like an env episode.
 
-Layouts follow the benchmark version (`context_layout`); both show the same edges. v0 writes the
+Layouts follow the benchmark version (`context_layout`); v0 and v1 show the same edges. v0 writes the
 question's entities and the decoys' starts by name in triples, and renders each entity's public page in
 records (a person's page lists no acquaintances, and pages show facts the context does not). v1 writes
 every entity by id after a name line in triples, and in records one record per entity that lists exactly
 the context's edges: every gold edge is shown, and counts, positions and adjacency carry what they carry
-in triples.
+in triples. v2 writes as v1 and chooses edges for worlds with near-miss decoys: where the gold touches an entity
+the question names, the gold's and every near-miss's edges to those entities (`near_miss_edges`) instead of
+decoy chains; no other candidate beside a named entity (no typed distractors); and a named entity of the answer
+type (the acquaintance of X: X) shows two facts of its own and counts towards the padding, so that it is no hub a
+count singles out.
 """
 
 from __future__ import annotations
@@ -32,13 +36,14 @@ from osint_gym.actions import parse_action
 from osint_gym.errors import ConfigError
 from osint_gym.reward import RewardBreakdown, RewardConfig, labelled_answer, score_episode
 from osint_gym.schema import ID_PREFIX, Direction, Edge, EntityType, canonical_edge, is_symmetric
+from osint_gym.tasks.near_miss import named_in_world, near_misses, touched
 from osint_gym.tasks.query import ATTRIBUTE_FILTERS, Filter, Query
 from osint_gym.tasks.task import Task
 from osint_gym.views import INVERSE, page, record_edges, ref
 from osint_gym.world.graph import World
 
 CONTEXT_MODES = ("triples", "records")
-CONTEXT_LAYOUTS = ("v0", "v1")
+CONTEXT_LAYOUTS = ("v0", "v1", "v2")
 SYSTEM_PROMPT = "Answer the question with one entity id from the context."
 
 
@@ -152,15 +157,31 @@ def decoy_chain(world: World, query: Query, start: str, avoid: set[str], rng: ra
     return list(dict.fromkeys(canonical_edge(e) for e in edges))  # a filter may repeat a hop's edge
 
 
+def near_miss_edges(world: World, task: Task) -> list[Edge]:
+    """The world edges that join the gold and each of its near-misses (`osint_gym.tasks.near_miss`) to the named
+    entities the gold touches: shown, they make every near-miss the gold's equal to a reader of the named ones."""
+    gold = touched(world, task.answer, named_in_world(world, task))
+    return [e for c in (task.answer, *near_misses(world, task)) for e in world.incident_edges(c)
+            if {e.head, e.tail} & gold]
+
+
 def _context_edges(
-    world: World, task: Task, rng: random.Random, n_distractors: int, decoys: int
+    world: World, task: Task, rng: random.Random, n_distractors: int, decoys: int, layout: str
 ) -> tuple[list[Edge], list[str]]:
-    """Gold evidence, ``decoys`` decoy chains from other start entities, ``n_distractors`` edges around the
-    entities the question names, then padding so that every candidate of the answer type appears as often
-    as the most frequent one; and the decoys' start entities (written by name like the question's start).
-    Every edge is a world fact, so the context determines what the world does: the gold (a subgraph
-    holding the evidence cannot make a verified query ambiguous; `context_answers` checks it)."""
+    """Gold evidence (in the v2 layout, with `near_miss_edges`), ``decoys`` decoy chains from other start
+    entities, ``n_distractors`` edges around the entities the question names, then padding so that every
+    candidate of the answer type appears as often as the most frequent one; and the decoys' start entities
+    (written by name like the question's start). Every edge is a world fact, so the context determines what
+    the world does: the gold (a subgraph holding the evidence cannot make a verified query ambiguous;
+    `context_answers` checks it)."""
     edges = list(dict.fromkeys(canonical_edge(e) for e in task.evidence))
+    # v2: where the gold touches a named entity, so do its near-misses, which are then the context's look-alikes
+    # (no decoy chains); where it touches none, no other candidate is shown beside a named entity either (v1 showed
+    # some there, so that the candidates beside the named entities were never the gold): no typed distractors
+    shown = near_miss_edges(world, task) if layout == "v2" else []
+    if shown:
+        decoys = 0
+    edges = list(dict.fromkeys(edges + shown))
     query = task.query
     named = [n for n in (query.named_entities() if query else []) if n in world]
     starts: list[str] = []
@@ -182,32 +203,48 @@ def _context_edges(
     # neighbourhood must not single out the gold
     near = distractor_edges(world, named, edges, rng, 10 * n_distractors + 50)
     typed = [e for e in near if any(n not in named and world.type_of(n) == task.answer_type for n in (e.head, e.tail))]
-    edges += (typed + [e for e in near if e not in set(typed)])[: max(0, n_distractors)]
-    edges += _padding(world, task, edges, set(named) | set(starts), rng)
+    untyped = [e for e in near if e not in set(typed)]
+    edges += (untyped if layout == "v2" else typed + untyped)[: max(0, n_distractors)]
+    edges += _padding(world, task, edges, set(named) | set(starts), rng, hubs=layout == "v2")
     return list(dict.fromkeys(edges)), starts
 
 
-def _padding(world: World, task: Task, edges: list[Edge], named: set[str], rng: random.Random) -> list[Edge]:
+def _padding(world: World, task: Task, edges: list[Edge], named: set[str], rng: random.Random,
+             hubs: bool = False) -> list[Edge]:
     """World edges that raise every candidate of the answer type to the count of the most frequent one
-    (the other end of a padding edge is never of the answer type, so no new candidate appears)."""
+    (the other end of a padding edge is never of the answer type, so no new candidate appears). With
+    ``hubs`` (v2) a named entity of the answer type is a candidate like the others (the acquaintance of X: X
+    touches the gold and every near-miss): it shows two facts of its own first, and counts towards the target,
+    so that neither the most frequent id nor the one with the fewest kinds of fact marks it."""
     atype = task.answer_type
-    counts = Counter(
-        n for e in edges for n in (e.head, e.tail) if n not in named and n in world and world.type_of(n) == atype
-    )
-    if not counts:
-        return []
-    target, have, out = max(counts.values()), set(edges), []
-    for cand in counts:
-        extra = [e for e in world.incident_edges(cand) if e not in have
+    out: list[Edge] = []
+    have = set(edges)
+
+    def own_facts(cand: str) -> list[Edge]:
+        found = [e for e in world.incident_edges(cand) if e not in have
                  and world.type_of(e.tail if e.head == cand else e.head) != atype]
-        rng.shuffle(extra)
-        out += extra[: target - counts[cand]]
+        rng.shuffle(found)
+        return found
+
+    typed = Counter(n for e in edges for n in (e.head, e.tail) if n in world and world.type_of(n) == atype)
+    for hub in [n for n in typed if n in named] if hubs else []:
+        shown = {e.relation for e in edges if hub in (e.head, e.tail)}
+        fresh = list({e.relation: e for e in own_facts(hub) if e.relation not in shown}.values())[:2]
+        out += fresh
+        have.update(fresh)
+        typed[hub] += len(fresh)
+    counts = Counter({n: c for n, c in typed.items() if n not in named})
+    if not counts:
+        return out
+    target = max(typed.values() if hubs else counts.values())
+    for cand in counts:
+        out += own_facts(cand)[: target - counts[cand]]
         have.update(out)
     return out
 
 
 def context_layout(task: Task) -> str:
-    """The context layout a task gets by default: its benchmark version's (``"v1"`` for a v1 split's
+    """The context layout a task gets by default: its benchmark version's (``"v1"``, ``"v2"`` for those splits'
     tasks, which carry ``provenance["benchmark"]``), else ``"v0"``."""
     version = str(task.provenance.get("benchmark", "v0:")).partition(":")[0]
     return version if version in CONTEXT_LAYOUTS else "v0"
@@ -227,11 +264,11 @@ def build_context(world: World, task: Task, *, mode: str = "triples", n_distract
     if isinstance(decoys, bool) or not isinstance(decoys, int) or decoys < 0:
         raise ConfigError(f"decoys must be an integer >= 0, got {decoys!r}")
     rng = random.Random(f"{seed}:{task.task_id}:{task.question}")
-    edges, decoy_starts = _context_edges(world, task, rng, n_distractors, decoys)
+    edges, decoy_starts = _context_edges(world, task, rng, n_distractors, decoys, layout)
     rng.shuffle(edges)
     if mode == "triples":
-        return _id_triples(world, edges) if layout == "v1" else _triples(world, task, edges, decoy_starts)
-    if layout == "v1":
+        return _triples(world, task, edges, decoy_starts) if layout == "v0" else _id_triples(world, edges)
+    if layout != "v0":
         return _fact_records(world, edges)
     entities = list(dict.fromkeys(n for e in edges for n in (e.head, e.tail)))
     records = [page(world, n) for n in entities]

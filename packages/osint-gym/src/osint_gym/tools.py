@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from itertools import zip_longest
 from typing import Any
 
 from osint_gym import views
@@ -19,14 +20,19 @@ from osint_gym.world.graph import World, tokenize
 
 MAX_LIMIT = 20
 DEFAULT_LIMIT = 10
-# search_people's filters, as (argument, relation, entity type): the relations whose reverse
-# lookup the relation specs give to the directory ("the people who work at O").
-DIRECTORY_FILTERS: tuple[tuple[str, str, str], ...] = tuple(
-    (lk.arg, spec.name, spec.tails[0].value)
-    for spec in RELATIONS.values()
-    for lk in spec.inward.reveal
-    if lk.tool == "search_people"
-)
+# search_people's filters, as argument -> (entity type, relations): the relations whose reverse lookup the
+# relation specs give to the directory ("the people who work at O", then those who worked there).
+def _directory_filters() -> dict[str, tuple[str, tuple[str, ...]]]:
+    found: dict[str, tuple[str, tuple[str, ...]]] = {}
+    for spec in RELATIONS.values():
+        for lookup in spec.inward.reveal:
+            if lookup.tool == "search_people":
+                etype, rels = found.get(lookup.arg, (spec.tails[0].value, ()))
+                found[lookup.arg] = (etype, (*rels, spec.name))
+    return found
+
+
+DIRECTORY_FILTERS = _directory_filters()
 
 
 class ToolError(Exception):
@@ -216,13 +222,15 @@ def search_people(
         for tok in tokens:
             ids = {i: None for i in world.name_tokens.get(tok, ()) if world.type_of(i) == person_type}
             candidates = ids if candidates is None else {i: None for i in candidates if i in ids}
-    for arg, rel, etype in DIRECTORY_FILTERS:
+    for arg, (etype, rels) in DIRECTORY_FILTERS.items():
         value = {"organization": organization, "location": location}[arg]
         if value:
             if not world.kind.directory_filters:
                 raise ToolError(f"search_people: {arg} filters exist only in OSINT worlds")
             target = _entity(world, value, (etype,), arg)
-            ids = dict.fromkeys(world.neighbors(target, rel, "in"))
+            # current and former ones alternately: a cut page shows both (a world without a past lists the current)
+            found = zip_longest(*(world.neighbors(target, rel, "in") for rel in rels))
+            ids = dict.fromkeys(p for group in found for p in group if p is not None)
             candidates = ids if candidates is None else {i: None for i in candidates if i in ids}
     hits = list(candidates or {})
     return _output({"total": len(hits), "results": [views.page(world, p) for p in hits[:limit]]}, notes)

@@ -11,7 +11,8 @@ This module supplies the three for OSINT-v0, found by verifiers under the taskse
         --env.taskset.split v0:test -n 10 -r 1 --no-push --no-rich
 
 * `OSINTTaskset`: one task per OSINT-v0 benchmark task (`osint_gym.benchmark.benchmark_tasks`, the split,
-  difficulty, family and limit filters of its config).
+  difficulty, family, limit and hops filters of its config), or, with the world knobs ``decoy_density`` /
+  ``name_collision_rate``, tasks sampled from a world generated with them (`osint_gym.knobs.knob_tasks`).
 * `OSINTHarness`: an in-process tool loop (verifiers' contract: every model call goes through the
   rollout's interception endpoint). Each rollout gets one `OSINTEnv` in its harness session; the tools the
   model sees are the env's own schemas (`osint_gym.tools.tool_schemas`); every model turn is one env step
@@ -41,9 +42,12 @@ from pydantic import Field, ValidationError, model_validator
 from osint_gym import chat
 from osint_gym.env import OSINTEnv
 from osint_gym.errors import ConfigError
+from osint_gym.knobs import SAMPLED, knob_tasks
 from osint_gym.tasks import Task
 from osint_gym.tasks.task import DEFAULT_BUDGETS, OBSERVATION_FORMATS
 from osint_gym.tools import tool_schemas
+from osint_gym.world import World, WorldConfig
+from osint_gym.world.cache import cached_world
 
 TASKSET_ID = "osint-gym"
 EPISODE_KEY = "osint_episode"  # trace.info key of the env's episode record
@@ -53,8 +57,9 @@ COUNTS = ("critical_steps", "tool_calls", "invalid_actions", "parse_failures", "
 
 
 class OSINTTasksetConfig(vf.TasksetConfig):
-    split: str = "v0:test"
-    """An OSINT-v0 benchmark split (`osint_gym.benchmark.split_ids()`: v1:dev, v1:test, v1:hard, v0:...)."""
+    split: str | None = None
+    """An OSINT-v0 benchmark split (`osint_gym.benchmark.split_ids()`: v2:test, v1:test, v0:..., v0:test if
+    not given); not with the world knobs, which make their own world."""
     difficulty: str | None = None
     """Keep only tasks of this difficulty (easy, medium, hard)."""
     family: str | None = None
@@ -65,6 +70,14 @@ class OSINTTasksetConfig(vf.TasksetConfig):
     """The env's observation format: json or compact."""
     max_turns: int | None = Field(None, ge=1)
     """The env's step budget (the turn limit); None: OSINT-v0's default."""
+    hops: int | None = None
+    """Keep only tasks that walk this many hops (1 to 5)."""
+    decoy_density: float | None = None
+    """Sample tasks from a world with this share of near-miss decoys (0 to 0.8) instead of a split."""
+    name_collision_rate: float | None = None
+    """Sample tasks from a world with this share of people named like someone else (0 to 1) instead of a split."""
+    seed: int = 0
+    """World and task seed of sampled tasks (with a world knob)."""
 
     @model_validator(mode="after")
     def _known_split_and_filters(self) -> OSINTTasksetConfig:
@@ -73,7 +86,7 @@ class OSINTTasksetConfig(vf.TasksetConfig):
             raise ConfigError(
                 f"observation_format must be one of {OBSERVATION_FORMATS}, got {self.observation_format!r}"
             )
-        _benchmark(self)
+        _source(self)
         return self
 
 
@@ -81,6 +94,10 @@ class OSINTTaskData(vf.TaskData):
     task: dict[str, Any]
     """The osint-gym task (`Task.to_dict`)."""
     split: str
+    """Where the task comes from: a benchmark split, or ``sampled:...`` (then ``world_config`` and ``world_seed``)."""
+    world_config: dict[str, Any] | None = None
+    """The generated world's `WorldConfig` (sampled tasks only)."""
+    world_seed: int = 0
     family: str
     difficulty: str
     observation_format: str
@@ -125,7 +142,10 @@ class OSINTTaskset(vf.Taskset[OSINTTask, OSINTTasksetConfig]):
 
     def __init__(self, config: OSINTTasksetConfig) -> None:
         super().__init__(config)
-        self.tasks = _benchmark(config)
+        world, self.tasks, self.source = _source(config)
+        sampled = self.source.startswith(SAMPLED)
+        self.world_config = world.config.to_dict() if sampled and world.config is not None else None
+        self.world_seed = world.seed or 0
 
     def load(self) -> list[OSINTTask]:
         c = self.config
@@ -138,7 +158,9 @@ class OSINTTaskset(vf.Taskset[OSINTTask, OSINTTasksetConfig]):
                     prompt=t.question,
                     system_prompt=chat.NATIVE_SYSTEM_PROMPT,
                     task=t.to_dict(),
-                    split=c.split,
+                    split=self.source,
+                    world_config=self.world_config,
+                    world_seed=self.world_seed,
                     family=t.family,
                     difficulty=t.difficulty,
                     observation_format=c.observation_format,
@@ -150,10 +172,10 @@ class OSINTTaskset(vf.Taskset[OSINTTask, OSINTTasksetConfig]):
         ]
 
 
-def _benchmark(config: OSINTTasksetConfig) -> list[Task]:
-    from osint_gym.benchmark import benchmark_tasks
-
-    return benchmark_tasks(config.split, difficulty=config.difficulty, family=config.family, limit=config.limit)
+def _source(config: OSINTTasksetConfig) -> tuple[World, list[Task], str]:
+    return knob_tasks(config.split, seed=config.seed, limit=config.limit, family=config.family,
+                      difficulty=config.difficulty, hops=config.hops, decoy_density=config.decoy_density,
+                      name_collision_rate=config.name_collision_rate)
 
 
 # ---------------------------------------------------------------------------- the harness
@@ -188,9 +210,13 @@ class OSINTSession(vf.HarnessSession):
         data = self.trace.task.data
         info = data.model_dump() if hasattr(data, "model_dump") else dict(data)
         task = Task.from_dict(info["task"])
-        from osint_gym.benchmark import benchmark_world
+        if info.get("world_config") is not None:
+            world = cached_world(WorldConfig.from_dict(info["world_config"]), info.get("world_seed", 0))
+        else:
+            from osint_gym.benchmark import benchmark_world
 
-        self.env = OSINTEnv(world=benchmark_world(info["split"]), tasks=[task], max_steps=info["max_steps"],
+            world = benchmark_world(info["split"])
+        self.env = OSINTEnv(world=world, tasks=[task], max_steps=info["max_steps"],
                             observation_format=info["observation_format"])
         first, _ = self.env.reset(seed=0, options={"task_index": 0})
         self.schemas = tool_schemas(self.env.world)
@@ -257,14 +283,17 @@ class OSINTVerifiersEnv(vf.Env[OSINTEnvConfig]):
         await agents.agent.run(task)
 
 
-def load_environment(split: str = "v0:test", difficulty: str | None = None, family: str | None = None,
+def load_environment(split: str | None = None, difficulty: str | None = None, family: str | None = None,
                      observation_format: str = "json", max_turns: int | None = None, limit: int | None = None,
-                     **kwargs: Any) -> OSINTVerifiersEnv:
+                     hops: int | None = None, decoy_density: float | None = None,
+                     name_collision_rate: float | None = None, seed: int = 0, **kwargs: Any) -> OSINTVerifiersEnv:
     """The OSINT-v0 verifiers environment (``vf.load_environment`` of its config); ``kwargs`` go to the env
-    config (e.g. ``agent={"max_turns": 8}``, ``timeout=...``). An unknown split or filter: `ConfigError`."""
+    config (e.g. ``agent={"max_turns": 8}``, ``timeout=...``). The knobs are `osint_gym.knobs`'. An unknown split,
+    filter or knob value: `ConfigError`."""
     turns = max_turns or DEFAULT_BUDGETS.max_steps
     taskset = {"id": TASKSET_ID, "split": split, "difficulty": difficulty, "family": family, "limit": limit,
-               "observation_format": observation_format, "max_turns": max_turns}
+               "observation_format": observation_format, "max_turns": max_turns, "hops": hops,
+               "decoy_density": decoy_density, "name_collision_rate": name_collision_rate, "seed": seed}
     agent = {"runtime": {"type": "subprocess"}, "max_turns": turns, **kwargs.pop("agent", {})}
     try:
         config = vf.resolve_env_config({"taskset": taskset, "agent": agent, **kwargs})

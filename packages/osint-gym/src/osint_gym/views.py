@@ -87,7 +87,15 @@ def person_page(world: World, pid: str) -> Record:
         "city": _one(world, _linked(world, "person", "city", pid)),
         "accounts": _refs(world, accounts),
         "events": _refs(world, _linked(world, "person", "events", pid)),
+        **_listed(world, "person", ("former_employers", "former_cities", "interested_in"), pid),
     }
+
+
+def _listed(world: World, record: str, fields: tuple[str, ...], entity_id: str) -> Record:
+    """The fields of a person's past (worlds with near-miss decoys generate it), each only where it lists someone:
+    the pages of a world without them are the pages it always had."""
+    found = {name: _refs(world, _linked(world, record, name, entity_id), LIST_LIMIT) for name in fields}
+    return {name: refs for name, refs in found.items() if refs}
 
 
 @cached_record
@@ -139,6 +147,7 @@ def event_page(world: World, eid: str) -> Record:
         "date": world.entity(eid).get("date"),
         "held_in": _one(world, _linked(world, "event", "held_in", eid)),
         "attendees": _refs(world, _linked(world, "event", "attendees", eid), LIST_LIMIT),
+        **_listed(world, "event", ("interested",), eid),
     }
 
 

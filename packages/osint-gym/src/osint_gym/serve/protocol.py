@@ -82,13 +82,15 @@ class ServeSettings:
 
     def env_factory(self) -> Callable[[], OSINTEnv]:
         """Builds the world and verifies the tasks under these budgets once; each call is then a fresh
-        env on them (stamped tasks are not verified again): a session costs milliseconds."""
+        env on them (stamped tasks are not verified again): a session costs milliseconds. A session on sampled
+        tasks generates its world from the config (the process's world cache holds it), so that its reset frames
+        may set the world knobs (`osint_gym.knobs`) as well as hops."""
         if self.benchmark is not None:
             first = OSINTEnv(benchmark=self.benchmark, **self.env)
             world, tasks = first.world, first.tasks
             return lambda: OSINTEnv(world=world, tasks=tasks, **self.env)
-        first = OSINTEnv(seed=self.seed, world_config=self.world_config, **self.env)
-        return lambda: OSINTEnv(world=first.world, seed=self.seed, **self.env)
+        OSINTEnv(seed=self.seed, world_config=self.world_config, **self.env)  # builds the world; bad settings fail now
+        return lambda: OSINTEnv(seed=self.seed, world_config=self.world_config, **self.env)
 
 
 class CapacityError(OSINTGymError):

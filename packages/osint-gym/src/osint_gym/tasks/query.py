@@ -8,13 +8,15 @@ selects, among all entities of one type, those passing its filters (deanonymisat
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from osint_gym.schema import Direction, Edge
 from osint_gym.world.graph import World
 
 ATTRIBUTE_FILTERS = ("platform", "type")  # filters on an attribute rather than an edge
+# A constraint of a query: (hop index, or None for the query's own filters; index of the filter there).
+Constraint = tuple[int | None, int]
 
 
 @dataclass(frozen=True)
@@ -123,6 +125,41 @@ class Query:
             edges.append(hop.edge(src, dst))
             edges += [e for f in hop.filters if (e := f.edge(dst)) is not None]
         return edges
+
+    # ------------------------------------------------------------------ constraints
+    def constraints(self) -> list[Constraint]:
+        """Every filter that narrows what the question asks for: the entity filters and platform filters of the
+        query and of its hops (a ``type`` filter only says which kind of entity a hop reaches)."""
+        found: list[Constraint] = [(None, i) for i, f in enumerate(self.filters) if f.relation != "type"]
+        for h, hop in enumerate(self.hops):
+            found += [(h, i) for i, f in enumerate(hop.filters) if f.relation != "type"]
+        return found
+
+    def without(self, constraint: Constraint) -> Query:
+        """This query with one constraint dropped."""
+        where, i = constraint
+        if where is None:
+            return replace(self, filters=self.filters[:i] + self.filters[i + 1:])
+        hop = self.hops[where]
+        lighter = replace(hop, filters=hop.filters[:i] + hop.filters[i + 1:])
+        return replace(self, hops=self.hops[:where] + (lighter,) + self.hops[where + 1:])
+
+    def load_bearing(self, world: World) -> bool:
+        """Whether every constraint reaches the question: dropping any one of them leaves more than one answer."""
+        return all(len(self.without(c).evaluate(world)) > 1 for c in self.constraints())
+
+    def minimal(self, world: World) -> Query:
+        """This query without the constraints its chain does not need: while dropping one (the first, in
+        order) leaves the same unique chain of entities, it is dropped. A filter added to single out an entity
+        can be made redundant by a later one. A query without a unique chain is returned as it is."""
+        path = self.chain(world)
+        query = self
+        while path is not None:
+            lighter = next((q for c in query.constraints() if (q := query.without(c)).chain(world) == path), None)
+            if lighter is None:
+                break
+            query = lighter
+        return query
 
     # ------------------------------------------------------------------ serialisation
     def to_dict(self) -> dict[str, Any]:

@@ -66,6 +66,14 @@ class WorldConfig:
         "Share of account profiles whose self-reported city or employer is outdated.", 0.2
     )
     noise_level: float = _rate("Share of posts that are rumours contradicting the true world.", 0.08)
+    decoy_density: float = field(
+        default=0.0,
+        metadata={"help": "Share of the people who are near-miss decoys, planted in groups of 4 around a person: "
+                          "each matches that person but for one fact held at another time (a former employer or "
+                          "home) or through another relation (an event it was interested in but missed); "
+                          "0 leaves the world as it was (benchmark v2 sets it).",
+                  "range": (0.0, 0.8)},
+    )
 
     def __post_init__(self) -> None:
         for f in dataclasses.fields(self):

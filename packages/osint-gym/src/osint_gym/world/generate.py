@@ -17,6 +17,16 @@ from osint_gym.schema import FORUM, MICROBLOG, PLATFORMS, EntityType, WorldKind,
 from osint_gym.world import names as N
 from osint_gym.world.config import WorldConfig, check_seed
 from osint_gym.world.graph import World
+from osint_gym.world.near_miss import (
+    FORMER,
+    BasePeople,
+    NearMiss,
+    decoy_count,
+    mutual_acquaintances,
+    past,
+    plan_near_misses,
+    shuffle_people,
+)
 
 
 def _count(rng: random.Random, mean: float) -> int:
@@ -98,12 +108,10 @@ class _Builder:
         self.by_org: dict[str, list[str]] = defaultdict(list)
         self.by_loc: dict[str, list[str]] = defaultdict(list)
         self.attendees: dict[str, list[str]] = defaultdict(list)
-        for i in range(cfg.n_people):
+        # the near-miss decoys are people too, planted after the acquaintances (`near_misses`)
+        for i in range(cfg.n_people - decoy_count(cfg.n_people, cfg.decoy_density)):
             pid = entity_id(EntityType.PERSON, i)
-            if self.persons and rng.random() < cfg.name_collision_rate:
-                first, last = self.person_name[rng.choice(self.persons)]
-            else:
-                first, last = rng.choice(N.FIRST_NAMES), rng.choice(N.LAST_NAMES)
+            first, last = self._name()
             org = rng.choice(self.orgs)
             loc = self.org_loc[org] if rng.random() < 0.6 else rng.choice(self.locs)
             self.node(pid, "person", name=f"{first} {last}", born=rng.randint(1955, 2003))
@@ -116,12 +124,61 @@ class _Builder:
                 if ev not in events:
                     events.append(ev)
                     self.edge(pid, "attended", ev)
-                    self.attendees[ev].append(pid)
-            self.persons.append(pid)
-            self.person_name[pid] = (first, last)
-            self.employer[pid], self.home[pid], self.attended[pid] = org, loc, events
-            self.by_org[org].append(pid)
-            self.by_loc[loc].append(pid)
+            self._person(pid, first, last, org, loc, events)
+
+    def _name(self) -> tuple[str, str]:
+        rng = self.rng
+        if self.persons and rng.random() < self.cfg.name_collision_rate:
+            return self.person_name[rng.choice(self.persons)]
+        return rng.choice(N.FIRST_NAMES), rng.choice(N.LAST_NAMES)
+
+    def _person(self, pid: str, first: str, last: str, org: str, loc: str, events: list[str]) -> None:
+        """Record a person whose node and edges are added (the tables later stages read)."""
+        for ev in events:
+            self.attendees[ev].append(pid)
+        self.persons.append(pid)
+        self.person_name[pid] = (first, last)
+        self.employer[pid], self.home[pid], self.attended[pid] = org, loc, events
+        self.by_org[org].append(pid)
+        self.by_loc[loc].append(pid)
+
+    def near_misses(self) -> None:
+        """Plant the near-miss decoys (`osint_gym.world.near_miss`) as people with their facts and acquaintances."""
+        n_decoys = decoy_count(self.cfg.n_people, self.cfg.decoy_density)
+        if not n_decoys:
+            return  # no draw at all: a world without decoys is the one generated before the knob
+        base = BasePeople(list(self.persons), self.employer, self.home, self.attended, self.knows, self.orgs,
+                          self.locs, self.events)
+        planted = plan_near_misses(self.rng, base, n_decoys)
+        for pid in base.persons:
+            self._past(pid, past(self.rng, base, self.employer[pid], self.home[pid], self.attended[pid], {}))
+        first = len(self.persons)
+        for near in planted:
+            self._near_miss(entity_id(EntityType.PERSON, len(self.persons)), near, base)
+        for i, j in mutual_acquaintances(planted):
+            self._knows(entity_id(EntityType.PERSON, first + i), entity_id(EntityType.PERSON, first + j))
+
+    def _past(self, pid: str, facts: dict[str, str]) -> None:
+        for kind, entity in facts.items():
+            self.edge(pid, FORMER[kind], entity)
+
+    def _near_miss(self, pid: str, near: NearMiss, base: BasePeople) -> None:
+        first, last = self._name()
+        self.node(pid, "person", name=f"{first} {last}", born=self.rng.randint(1955, 2003))
+        self.edge(pid, "works_at", near.employer)
+        self.edge(pid, "lives_in", near.home)
+        for ev in near.events:
+            self.edge(pid, "attended", ev)
+        self._past(pid, past(self.rng, base, near.employer, near.home, near.events, {near.pivot: near.former}))
+        for other in near.knows:
+            self._knows(pid, other)
+        self._person(pid, first, last, near.employer, near.home, list(near.events))
+
+    def _knows(self, a: str, b: str) -> None:
+        self.knows[a].append(b)
+        self.knows[b].append(a)
+        self.edge(a, "knows", b)
+        self.edge(b, "knows", a)
 
     def acquaintances(self) -> None:
         cfg, rng = self.cfg, self.rng
@@ -139,10 +196,7 @@ class _Builder:
                 other = rng.choice(pool)
                 if other == pid or other in self.knows[pid]:
                     continue
-                self.knows[pid].append(other)
-                self.knows[other].append(pid)
-                self.edge(pid, "knows", other)
-                self.edge(other, "knows", pid)
+                self._knows(pid, other)
 
     def _unique_handle(self, base: str) -> str:
         handle = base
@@ -338,11 +392,15 @@ def generate_world(config: WorldConfig | None = None, seed: int = 0) -> World:
     b.places_orgs_events()
     b.people()
     b.acquaintances()
+    b.near_misses()
     b.accounts()
     b.follows()
     b.posts()
     b.threads()
+    nodes, edges = b.nodes, b.edges
+    if decoy_count(cfg.n_people, cfg.decoy_density):
+        nodes, edges = shuffle_people(b.rng, nodes, edges, b.persons)
     graph = nx.MultiDiGraph()
-    graph.add_nodes_from(b.nodes)
-    graph.add_edges_from(b.edges)
+    graph.add_nodes_from(nodes)
+    graph.add_edges_from(edges)
     return World(graph, kind=WorldKind.OSINT, config=cfg, seed=seed, name=f"osint-{seed}")

@@ -36,9 +36,19 @@ class TaskFamily(ABC):
     def templates(self, difficulty: str) -> list[Template]:
         """Hop templates producing tasks of this difficulty."""
 
-    def propose(self, world: World, rng: random.Random, difficulty: str, provenance: dict[str, Any]) -> Task | None:
-        """One candidate task (unverified), or None when this draw led nowhere."""
-        realized = realize(world, rng.choice(self.templates(difficulty)), rng)
+    def hop_counts(self, difficulty: str) -> set[int]:
+        """How many hops this family's tasks of a difficulty can walk (a sampler asked for a number of hops draws
+        only from the families that make it)."""
+        return {len(t.steps) for t in self.templates(difficulty)}
+
+    def propose(self, world: World, rng: random.Random, difficulty: str, provenance: dict[str, Any],
+                hops: int | None = None) -> Task | None:
+        """One candidate task (unverified), or None when this draw led nowhere; ``hops``: from the templates that
+        walk that many hops only (`hop_counts` says which exist; a sampler passes it only when asked for it)."""
+        templates = [t for t in self.templates(difficulty) if hops is None or len(t.steps) == hops]
+        if not templates:
+            return None
+        realized = realize(world, rng.choice(templates), rng)
         if realized is None:
             return None
         query, path = realized

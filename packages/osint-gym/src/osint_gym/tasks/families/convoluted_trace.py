@@ -10,9 +10,11 @@ from osint_gym.tasks.families.base import FamilyConfig, TaskFamily
 from osint_gym.tasks.paths import Step, Template
 
 _O, _I = Direction.OUT, Direction.IN
-# Hops the tools can replay (alias_of OUT only from listed accounts, checked at verification).
+# Hops the tools can replay (alias_of OUT only from listed accounts, checked at verification); only walked ones.
 _MOVES: dict[str, list[tuple[str, Direction, str]]] = {}
 for _rel, _spec in RELATIONS.items():
+    if not _spec.walked:
+        continue
     for _h in _spec.heads:
         for _t in _spec.tails:
             _MOVES.setdefault(_h.value, []).append((_rel, _O, _t.value))
@@ -39,6 +41,10 @@ class ConvolutedTrace(TaskFamily):
 
     def templates(self, difficulty: str) -> list[Template]:
         return self._templates
+
+    def hop_counts(self, difficulty: str) -> set[int]:
+        cfg: ConvolutedTraceConfig = self.config  # type: ignore[assignment]
+        return set(range(cfg.min_hops, cfg.max_hops + 1))
 
     def _random_template(self, rng: random.Random) -> Template:
         cfg: ConvolutedTraceConfig = self.config  # type: ignore[assignment]

@@ -68,6 +68,10 @@ class Deanonymization(TaskFamily):
     def templates(self, difficulty: str) -> list[Template]:
         return []  # intersection queries, built in propose()
 
+    def hop_counts(self, difficulty: str) -> set[int]:
+        cfg: DeanonymizationConfig = self.config  # type: ignore[assignment]
+        return {cfg.min_traits} if difficulty == "medium" else {cfg.min_traits, cfg.max_traits}
+
     def difficulties_for(self, world: World) -> tuple[str, ...]:
         # medium = two traits in a clean world; with rumours and stale profiles it is hard
         if not super().difficulties_for(world):
@@ -78,7 +82,8 @@ class Deanonymization(TaskFamily):
     def _noisy(world: World) -> bool:
         return world.config is not None and world.config.noise_level > 0
 
-    def propose(self, world: World, rng: random.Random, difficulty: str, provenance: dict[str, Any]) -> Task | None:
+    def propose(self, world: World, rng: random.Random, difficulty: str, provenance: dict[str, Any],
+                hops: int | None = None) -> Task | None:
         cfg: DeanonymizationConfig = self.config  # type: ignore[assignment]
         anonymous = [a for a in world.ids("account") if world.entity(a).get("listed") is False]
         if not anonymous or difficulty not in self.difficulties_for(world):
@@ -92,7 +97,7 @@ class Deanonymization(TaskFamily):
         rng.shuffle(facts)
         # a noisy world makes even min_traits traits hard; a clean one needs max_traits for hard
         few = difficulty == "medium" or (self._noisy(world) and len(facts) < cfg.max_traits)
-        n_traits = cfg.min_traits if few else cfg.max_traits
+        n_traits = hops if hops is not None else cfg.min_traits if few else cfg.max_traits
         if len(facts) < n_traits:
             return None
         chosen = sorted(facts[:n_traits], key=lambda f: TRAITS.index(f.relation))
