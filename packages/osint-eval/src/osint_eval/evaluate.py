@@ -9,7 +9,7 @@ from typing import Any
 from osint_eval.errors import EvalError
 from osint_eval.metrics import compare, strongest_baseline, summarize
 from osint_eval.policies import OraclePolicy, Policy
-from osint_eval.runner import EpisodeResult, run
+from osint_eval.runner import EpisodeResult, run, run_multi_turn_items
 from osint_eval.schema import ProposalCounts, Report, TaskInfo
 from osint_eval.tasks import TaskSet
 from osint_gym.provenance import git_sha, package_versions
@@ -127,7 +127,26 @@ def run_sharded(pool: Any, workers: int, policy: Policy, taskset: TaskSet, *, mo
     futures = [
         pool.submit(_run_shard, policy, taskset.world, tasks[k::workers], mode, run_kwargs) for k in range(workers)
     ]
-    out: list[Any] = [None] * len(tasks)
+    return _gather(futures, len(tasks), workers, progress)
+
+
+def _run_items_shard(policy: Policy, items: list[Any], run_kwargs: dict[str, Any]) -> list[EpisodeResult]:
+    try:
+        return run_multi_turn_items(policy, items, **run_kwargs)
+    finally:
+        policy.close()
+
+
+def run_items_sharded(pool: Any, workers: int, policy: Policy, items: list[Any], **run_kwargs: Any) -> list[Any]:
+    """`osint_eval.runner.run_multi_turn_items` of a shardable policy over (world, task) pairs in the ``workers``
+    processes of ``pool`` (worker k plays items k, k + workers, ...); the episodes in the items' order."""
+    futures = [pool.submit(_run_items_shard, policy, items[k::workers], run_kwargs) for k in range(workers)]
+    return _gather(futures, len(items), workers, None)
+
+
+def _gather(futures: list[Any], n: int, workers: int, progress: Any) -> list[Any]:
+    """The shards' episodes back in item order (shard k holds items k, k + workers, ...)."""
+    out: list[Any] = [None] * n
     for k, future in enumerate(futures):
         shard = future.result()
         out[k::workers] = shard

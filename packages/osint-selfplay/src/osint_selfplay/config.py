@@ -41,7 +41,8 @@ def _positive(name: str, value: Any, minimum: float = 1) -> None:
 @dataclass(frozen=True)
 class ModelConfig:
     generator: str = _f("tiny:128x3", "Generator model: hub id, local folder or tiny:<hidden>x<layers> spec.")
-    answerer: str = _f("tiny:128x3", "Answerer model (ignored with model_topology='shared', which uses `generator`).")
+    answerer: str = _f("tiny:128x3", "Answerer model (ignored with model_topology 'shared' or 'forked', which use "
+                                      "`generator`).")
     dtype: str = _f("float32", "Weights dtype: float32, bfloat16, float16 or auto.")
     decoding: str = _f("generate", "Hugging Face generation (evaluation, sampling, CPU rollouts): 'generate' "
                        "(transformers'), 'exact' or 'prefix' (osint-eval's Decoder for small full-attention models; "
@@ -173,6 +174,8 @@ class GeneratorConfig:
     solver_samples: int = _f(8, "k: the frozen answerer's episodes per distinct valid proposal, which estimate its "
                                 "solve rate p (the generator's reward and the frontier share).")
     solver_temperature: float = _f(1.0, "Temperature of those episodes: one where the answerer's outcomes vary.")
+    solver_workers: int = _f(1, "Processes those episodes are shared out to (2 on a 2-core CPU uses both cores while "
+                                "the trainer waits for its reward).")
     learnability_weight: float = _f(1.0, "Weight of the frontier term.")
     diversity_weight: float = _f(0.3, "Penalty for a near-duplicate of a proposal in the batch or in recent history.")
     grounding_weight: float = _f(0.2, "Weight of the share of evidence edges the offer showed.")
@@ -205,6 +208,7 @@ class GeneratorConfig:
         if not 1 <= self.max_hops <= 4:
             raise ConfigError(f"generator.max_hops must be in 1..4; got {self.max_hops!r}")
         _positive("generator.solver_samples", self.solver_samples, 2)
+        _positive("generator.solver_workers", self.solver_workers)
         if isinstance(self.offer_choices, bool) or self.offer_choices not in range(2, 10):
             raise ConfigError(f"generator.offer_choices must be an integer in 2..9; got {self.offer_choices!r}")
         for reason, value in self.invalid_rewards.items():
@@ -415,7 +419,8 @@ class RunConfig:
     seed: int = _f(0, "Seed of everything: data, sampling, model init.")
     rounds: int = _f(2, "Self-play rounds.")
     phase_schedule: str = _f("generator_answerer", "'generator_answerer' or 'answerer_generator_answerer'.")
-    model_topology: str = _f("dual", "'dual' (two models) or 'shared' (one model plays both roles).")
+    model_topology: str = _f("dual", "'dual' (two models, two warm starts), 'shared' (one model plays both roles) or "
+                                     "'forked' (one warm start, then each role trains its own copy).")
     tuning_mode: str = _f("full", "'full' or 'lora' (see [lora]).")
     canonical_graph_mode: str = _f(
         "fixed",
@@ -466,7 +471,7 @@ class RunConfig:
 
     def __post_init__(self) -> None:
         _choice("phase_schedule", self.phase_schedule, ("generator_answerer", "answerer_generator_answerer"))
-        _choice("model_topology", self.model_topology, ("dual", "shared"))
+        _choice("model_topology", self.model_topology, ("dual", "shared", "forked"))
         _choice("tuning_mode", self.tuning_mode, ("full", "lora"))
         _choice("canonical_graph_mode", self.canonical_graph_mode, ("fixed", "generate", "choose"))
         if self.generator.offer_filters and self.canonical_graph_mode != "choose":
@@ -499,6 +504,11 @@ class RunConfig:
                 "eval.curve_tasks: the dev curve plays multi-turn episodes; set it to 0 for answerer.mode "
                 f"{self.answerer.mode!r}"
             )
+
+    @property
+    def warm_start_role(self) -> str | None:
+        """The one warm start's role ('shared': 'shared' and 'forked' topologies), None for two ('dual')."""
+        return None if self.model_topology == "dual" else "shared"
 
     @property
     def warm_start_on(self) -> bool:

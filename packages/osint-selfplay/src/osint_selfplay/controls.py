@@ -64,7 +64,7 @@ def _continue_warm_start(run: SelfPlayRun, name: str, label: str, extra: Any = N
     ``extra``: a function that makes more conversations, `IMITATION_SHARE` of every step's rows (the imitation
     reference's hard demonstrations)."""
     cfg = run.cfg
-    role = "shared" if cfg.model_topology == "shared" else "answerer"
+    role = cfg.warm_start_role or "answerer"
     start = run.markers.done(None, f"warm_start_{role}") or {}
     steps, seconds = budget_steps(run.summary.rounds, start)
     out = run.run_dir(None, name)

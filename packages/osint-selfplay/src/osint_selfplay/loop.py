@@ -166,7 +166,7 @@ class SelfPlayRun:
     def _warm_start(self, bases: Models) -> Models:
         """The warm start of each role from ``bases``; returns the models it trained."""
         cfg = self.cfg
-        roles = ("shared",) if cfg.model_topology == "shared" else ("generator", "answerer")
+        roles = (cfg.warm_start_role,) if cfg.warm_start_role else ("generator", "answerer")
         current = dataclasses.replace(bases)
         for role in roles:
             out = self.run_dir(None, f"warm_start/{role}")
@@ -202,8 +202,12 @@ class SelfPlayRun:
                 atomic_write_jsonl(out / "prompts.jsonl", rows)
             solver = None if cfg.dry_run else self._solver(frozen, stream_seed(cfg.seed, "solver", r))
             reward = GeneratorReward(self.pool, cfg.generator, solver)
-            metrics = phases.run_grpo(current.generator, rows, reward, cfg.grpo_generator, cfg, out, "generator",
-                                      cfg.model.generator, stream_seed(cfg.seed, "grpo_generator", r))
+            try:
+                metrics = phases.run_grpo(current.generator, rows, reward, cfg.grpo_generator, cfg, out, "generator",
+                                          cfg.model.generator, stream_seed(cfg.seed, "grpo_generator", r))
+            finally:
+                if solver is not None:
+                    solver.close()
             if self.dist.is_main:
                 atomic_write_jsonl(out / "steps.jsonl", reward.steps)
                 atomic_write_jsonl(out / "observations.jsonl", reward.observations)
@@ -238,9 +242,13 @@ class SelfPlayRun:
                 observed = self.run_dir(r, "generator") / "observations.jsonl"
                 curriculum = FrontierCurriculum.from_observations(read_jsonl(observed) if observed.is_file() else [])
             solver = self._solver(frozen, stream_seed(cfg.seed, "sample_solver", r))
-            figures, files = frontier.sample_round(
-                worlds, offers, generate, solver.solve_rates, max_hops=cfg.generator.max_hops, round_index=r,
-                curriculum=curriculum, seed=cfg.seed, worlds_of=lambda t: self.pool.world(t.provenance["world_seed"]))
+            try:
+                figures, files = frontier.sample_round(
+                    worlds, offers, generate, solver.solve_rates, max_hops=cfg.generator.max_hops, round_index=r,
+                    curriculum=curriculum, seed=cfg.seed,
+                    worlds_of=lambda t: self.pool.world(t.provenance["world_seed"]))
+            finally:
+                solver.close()
             for name, rows_ in files.items():
                 atomic_write_jsonl(out / name, rows_)
             figures |= {"solve_rate_samples": cfg.generator.solver_samples, "frozen_answerer": frozen}
@@ -314,13 +322,18 @@ class SelfPlayRun:
         (dynamic sampling plays ``answerer``, whose samples may differ across devices) and read back by all."""
         cfg = self.cfg
         if self.dist.is_main:
-            rates = None
+            solver = None
             if cfg.answerer.seed_candidates > 1 and not cfg.dry_run:
                 seed = stream_seed(cfg.seed, f"seed_prepass_{step}", r)
                 temperature = getattr(cfg.grpo_answerer, "temperature", 1.0)  # unset: GRPOConfig's default, 1.0
-                rates = self._solver(answerer, seed, temperature).solve_rates
+                solver = self._solver(answerer, seed, temperature)
             stream = streams.TRAIN if step == "answerer" else streams.TRAIN_FIRST
-            rows, mix = data.mix_answerer_rows(self.pool, cfg, generated, r, stream, rates)
+            try:
+                rows, mix = data.mix_answerer_rows(self.pool, cfg, generated, r, stream,
+                                                   solver.solve_rates if solver else None)
+            finally:
+                if solver is not None:
+                    solver.close()
             atomic_write_jsonl(out / "tasks.jsonl", rows)
             atomic_write_json(out / "mix.json", mix)
         self.dist.wait()
@@ -334,7 +347,7 @@ class SelfPlayRun:
 
         cfg = self.cfg
         out = self.run_dir(r, "relabel")
-        role = "shared" if cfg.model_topology == "shared" else "answerer"
+        role = cfg.warm_start_role or "answerer"
         warm_dir = self.run_dir(None, f"warm_start/{role}")
         sampled = self.run_dir(r, "sampled") / "tasks.jsonl"
         generated = [Task.from_dict(row) for row in read_jsonl(sampled)] if sampled.is_file() else []
@@ -386,7 +399,7 @@ class SelfPlayRun:
 
     def _run(self) -> RunSummary:
         cfg = self.cfg
-        answerer_model = cfg.model.generator if cfg.model_topology == "shared" else cfg.model.answerer
+        answerer_model = cfg.model.generator if cfg.warm_start_role else cfg.model.answerer
         bases = Models(generator=resolve_model(cfg.model.generator), answerer=resolve_model(answerer_model))
         self.root.mkdir(parents=True, exist_ok=True)
         if self.dist.is_main:

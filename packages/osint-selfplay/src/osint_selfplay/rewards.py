@@ -149,9 +149,10 @@ def frontier_reward(p: float, kind: str, degenerate: float) -> float:
 class GeneratorReward:
     """Validity gate + frontier reward against the frozen answerer + diversity + grounding.
 
-    Each distinct valid task of a step (completions of one offer that name the same path are one task)
-    is played ``solver.k`` times by the frozen answerer, once: its estimated solve rate rewards every
-    completion that proposed it. Per step it keeps a record (`steps`: rewards, solve rates, frontier
+    Each distinct valid task (completions of one offer that name the same path are one task) is played
+    ``solver.k`` times by the frozen answerer, once per phase: its estimated solve rate rewards every
+    completion that proposed it, at that step and at every later one (offers recur when the phase's steps
+    run over its prompts more than once). Per step it keeps a record (`steps`: rewards, solve rates, frontier
     share) and per distinct task an observation (`observations`: the offered path's curriculum bin, its
     episodes and successes), from which `osint_selfplay.curriculum` estimates its bins."""
 
@@ -167,6 +168,7 @@ class GeneratorReward:
         self.solve_rates: list[float] = []
         self.steps: list[dict[str, Any]] = []
         self.observations: list[dict[str, Any]] = []
+        self.estimates: dict[Any, float] = {}  # task signature -> its estimated solve rate (one per phase)
         self.seconds = 0.0  # validation and scoring, without the frozen answerer's sampling
         self.solver_seconds = 0.0
 
@@ -188,22 +190,24 @@ class GeneratorReward:
         return rewards, valid
 
     def _rates(self, valid: list[tuple[int, Task, Offer, Any]]) -> list[float]:
-        """The estimated solve rate of each valid proposal, each distinct task played once."""
-        index: dict[Any, int] = {}  # task signature -> its distinct task
-        owners: list[int] = []  # the first proposal of each distinct task
-        for i, (_, task, _, _) in enumerate(valid):
-            if index.setdefault(task_signature(task), len(owners)) == len(owners):
-                owners.append(i)
-        tasks = [valid[i][1] for i in owners]
+        """The estimated solve rate of each valid proposal. The answerer is frozen for the whole phase, so each
+        distinct task is played once (``solver.k`` episodes) and its estimate reused at every later step."""
         if self.solver is None:
             return [0.5] * len(valid)
-        rates = self.solver.solve_rates([(self.pool.world(t.provenance["world_seed"]), t) for t in tasks])
-        for i, p in zip(owners, rates):
+        new: dict[Any, int] = {}  # signature -> the first proposal of a task not yet played
+        for i, (_, task, _, _) in enumerate(valid):
+            if task_signature(task) not in self.estimates:
+                new.setdefault(task_signature(task), i)
+        tasks = [valid[i][1] for i in new.values()]
+        items = [(self.pool.world(t.provenance["world_seed"]), t) for t in tasks]
+        rates = self.solver.solve_rates(items) if items else []
+        for (signature, i), p in zip(new.items(), rates):
+            self.estimates[signature] = p
             _, _, the_offer, proposal = valid[i]
             if the_offer.mode == "choose" and proposal.refs:
                 self.observations.append({"bin": choice_bin(the_offer, proposal.refs[0]).key(),
                                           "solved": round(p * self.solver.k), "played": self.solver.k})
-        return [rates[index[task_signature(task)]] for _, task, _, _ in valid]
+        return [self.estimates[task_signature(task)] for _, task, _, _ in valid]
 
     def __call__(self, prompts: list[Any], completions: list[Any], offer: list[str], world_seed: list[int],
                  trainer_state: Any = None, **kwargs: Any) -> list[float]:

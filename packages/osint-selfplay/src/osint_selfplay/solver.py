@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from osint_eval.evaluate import run_items_sharded, worker_pool
 from osint_eval.policies import HFPolicy
 from osint_eval.runner import run_multi_turn_items
 from osint_gym.episode import EpisodeSpec
@@ -27,13 +28,16 @@ class SolverSampler:
 
     def __init__(self, model_dir: str, *, k: int, temperature: float, context_mode: str,
                  n_distractors: int, seed: int, max_new_tokens: int, batch_size: int = 64, decoys: int = 3,
-                 spec: EpisodeSpec | None = None, episode_batch: int = 16, decoding: str = "generate") -> None:
+                 spec: EpisodeSpec | None = None, episode_batch: int = 16, decoding: str = "generate",
+                 workers: int = 1) -> None:
         self.policy = HFPolicy(model_dir, batch_size=batch_size, max_new_tokens=max_new_tokens,
                                temperature=temperature, seed=seed, decoding=decoding)
         self.k, self.temperature = k, temperature
         self.context_mode, self.n_distractors, self.seed, self.decoys = context_mode, n_distractors, seed, decoys
         self.spec, self.episode_batch = spec, episode_batch
         self.unsolvable = 0
+        self.workers = workers  # multi-turn: processes the episodes are shared out to (osint-eval's worker pool)
+        self._pool: Any = None
 
     @classmethod
     def from_config(cls, cfg: Any, answerer: str, seed: int, temperature: float | None = None) -> SolverSampler:
@@ -47,7 +51,7 @@ class SolverSampler:
                    n_distractors=a.n_distractors, decoys=a.decoys, seed=seed,
                    max_new_tokens=cfg.eval.max_new_tokens if multi else cfg.grpo_answerer.max_completion_length,
                    spec=a.episode_spec() if multi else None, episode_batch=cfg.eval.batch_size,
-                   decoding=cfg.model.decoding)
+                   decoding=cfg.model.decoding, workers=g.solver_workers)
 
     def solve_rates(self, items: list[tuple[World, Task]]) -> list[float]:
         """Solve rate of each (world, task): the share of k samples that answer correctly."""
@@ -83,10 +87,23 @@ class SolverSampler:
                 continue
             playable.append((i, world, task))
         repeated = [(world, task) for _, world, task in playable for _ in range(self.k)]  # each repeat its own episode
-        results = run_multi_turn_items(self.policy, repeated, spec=spec, batch_size=self.episode_batch)
+        if self.workers > 1 and len(repeated) > 1:
+            if self._pool is None:  # spawned once, kept for the sampler's life (the frozen answerer's weights)
+                self._pool = worker_pool(self.workers)
+            results = run_items_sharded(self._pool, self.workers, self.policy, repeated, spec=spec,
+                                        batch_size=self.episode_batch)
+        else:
+            results = run_multi_turn_items(self.policy, repeated, spec=spec, batch_size=self.episode_batch)
         for j, (i, _, _) in enumerate(playable):
             rates[i] = sum(r.correct for r in results[j * self.k : (j + 1) * self.k]) / self.k
         return [rates[first[task_signature(task)]] for _, task in items]
 
-    def __getstate__(self) -> dict[str, Any]:  # picklable: TRL may pickle reward functions
-        return self.__dict__.copy()
+    def close(self) -> None:
+        """Stop the worker processes (if any) and drop the model."""
+        if self._pool is not None:
+            self._pool.shutdown()
+            self._pool = None
+        self.policy.close()
+
+    def __getstate__(self) -> dict[str, Any]:  # picklable: TRL may pickle reward functions (the pool stays here)
+        return {**self.__dict__, "_pool": None}
