@@ -134,6 +134,15 @@ def test_generate_offers_filtered_paths_in_choose_mode_only(tmp_path, capsys, mo
 
     tasks = [Task.from_dict(json.loads(line)) for line in out.read_text().splitlines()]
     assert len(tasks) == 6 and any(hop.filters for t in tasks for hop in t.query.hops)
+    seen.clear()
+    argv = ["generate", "--model", "tiny:64x2", "--out", str(out), "--n", "2", "--mode", "choose", "--overwrite",
+            "--offer-filters", "--max-hops", "3"]
+    assert main([*argv, "--offer-choices", "5"]) == 0
+    assert all(p[1]["content"].splitlines()[-1].startswith("5: ") for p in seen)  # five numbered paths shown
+    capsys.readouterr()
+    assert main([*argv, "--offer-choices", "12"]) == 2
+    assert capsys.readouterr().err.strip().splitlines()[-1] == (
+        "osint-selfplay: error: choices must be an integer in 2..9, got 12")
 
 
 @pytest.mark.slow

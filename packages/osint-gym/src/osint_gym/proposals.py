@@ -40,6 +40,7 @@ from osint_gym.errors import ConfigError
 from osint_gym.offers import (
     # offers live in osint_gym.offers; re-exported here, where callers have always found them
     CHOOSE_PATHS,
+    MAX_CHOICES,
     MAX_PROPOSAL_HOPS,
     OFFER_MODES,
     Offer,
@@ -57,7 +58,7 @@ from osint_gym.tasks.task import FailureReason, Task, Verdict, difficulty_for_ho
 from osint_gym.tasks.verify import DEFAULT_MAX_PARALLEL_CALLS, DEFAULT_MAX_STEPS, MAX_QUESTION_CHARS, verify_task
 from osint_gym.world.graph import World
 
-__all__ = ["CHOOSE_PATHS", "MAX_PROPOSAL_HOPS", "OFFER_MODES", "Offer", "Proposal", "SampledBatch", "format_proposal",
+__all__ = ["CHOOSE_PATHS", "MAX_CHOICES", "MAX_PROPOSAL_HOPS", "OFFER_MODES", "Offer", "Proposal", "SampledBatch", "format_proposal",
            "generator_messages", "gold_proposal", "grounding", "make_offer", "parse_proposal", "resolve_choice",
            "validate_proposal", "validate_sampled", "walk_text"]
 

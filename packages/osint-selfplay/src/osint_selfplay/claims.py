@@ -77,6 +77,9 @@ def claims(summary: RunSummary, seed: int = 0) -> dict[str, str]:
            "frontier_share_last_round": frontier_last_round(summary)}
     for name, (block, comparison) in PAIRED.items():
         out[name] = paired_line(ev, block, comparison) if ev else "not measured: eval.enabled = false"
+    if (summary.uniform_control or {}).get("same_as_final"):
+        out["hard_final_vs_uniform_control"] = ("+0.0 pts by construction: no generated task reached the answerer, so "
+                                                "its rows were the uniform control's (the same run)")
     em = ev.get("easy_medium") or {}
     final = (em.get("success") or {}).get("final")
     out["easy_medium_final"] = (Estimate.from_dict(final, "summary.evaluation.easy_medium.success.final").fmt(pct=True)

@@ -80,6 +80,8 @@ def _parser() -> argparse.ArgumentParser:
             "as a generator trained on them saw"
         ),
     )
+    g.add_argument("--offer-choices", type=int, default=3,
+                   help="choose mode: paths each offer numbers, 2..9 (generator.offer_choices; default 3)")
     g.add_argument("--temperature", type=float, default=1.0)
     g.add_argument("--seed", type=int, default=0)
     g.add_argument(
@@ -152,7 +154,7 @@ def _generate(args: argparse.Namespace) -> int:
     _check_out(Path(args.out), args.overwrite)
     world = benchmark_world(args.split)
     offers = proposals.stream_offers(world, args.seed, GENERATE, args.n, mode=args.mode, max_hops=args.max_hops,
-                                     filters=args.offer_filters)
+                                     filters=args.offer_filters, choices=args.offer_choices)
 
     def generate(prompts: list[list[dict[str, str]]]) -> list[str]:
         return phases.sample_completions(args.model, prompts, temperature=args.temperature, seed=args.seed,
@@ -208,8 +210,10 @@ def main(argv: list[str] | None = None) -> int:
     args.argv = list(sys.argv[1:] if argv is None else argv)
     # the terminal: progress bars, warnings and the summary; every INFO line (phases, trainers' per-step log dicts)
     # goes to the run's train.log (`osint_selfplay.loop.log_file`)
+    console = logging.StreamHandler()
+    console.setLevel(logging.WARNING)  # a handler's level: records of loggers set to INFO propagate to it too
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(name)s %(levelname)s %(message)s",
-                        datefmt="%H:%M:%S")
+                        datefmt="%H:%M:%S", handlers=[console])
     try:
         return {"train": _train, "controls": _controls, "generate": _generate, "push": _push, "launch": _launch}[
             args.command

@@ -270,7 +270,8 @@ def _control_lines(summary: RunSummary) -> list[str]:
     if summary.curriculum_control:
         arm = summary.curriculum_control
         used = sum(m.get("generated", 0) for m in arm.get("mix", []))
-        lines.append(_arm_line("curriculum arm", arm, f"{used} of the scripted curriculum's frontier tasks", generated))
+        lines.append(_arm_line("curriculum arm", arm, f"{used} of the scripted curriculum's frontier tasks and seed tasks",
+                               generated))
     ws = summary.warm_start or {}
     for label, m in (("equal-compute control", summary.control), ("imitation reference", summary.imitation_reference)):
         if m:
@@ -283,7 +284,7 @@ def _control_lines(summary: RunSummary) -> list[str]:
 def _arm_line(label: str, arm: dict[str, Any], tasks: str, generated: int) -> str:
     """A control that repeats every round's answerer phase on other tasks (`osint_selfplay.controls`)."""
     return (f"{label}: every round's answerer phase again, chained from the model the first started from, on "
-            f"{tasks} and seed tasks (the run: {generated} generated tasks); answerer reward "
+            f"{tasks} (the run: {generated} generated tasks); answerer reward "
             f"{_num(arm.get('reward_first'))} -> {_num(arm.get('reward_last'))}")
 
 
@@ -318,6 +319,10 @@ def _sft_line(label: str, m: dict[str, Any]) -> str:
         else ""
     )
     speed = f", {m['tokens_per_second']:.0f} tokens/s" if m.get("tokens_per_second") else ""
+    more = m.get("extra") or {}
+    if more.get("conversations"):  # the imitation reference's hard demonstrations
+        demos += (f" + {more['conversations']} oracle demonstrations of hard tasks, {more['rows_per_step']} of every "
+                  "step's packed rows")
     budget = ""
     if m.get("budget_steps") is not None:  # osint_selfplay.controls: the rounds' compute in the warm start's steps
         budget = (f" for the rounds' {m['budget_seconds']:.0f} s ({m['budget_steps']} steps at the warm start's rate, "
