@@ -81,7 +81,7 @@ def test_a_hand_made_offer_whose_path_does_not_walk_from_its_start_is_not_a_path
 
     offer = offers[0]
     elsewhere = next(o.path for o in offers if offer.start not in {x for e in o.path for x in (e.head, e.tail)})
-    verdict, task = _verdict(world, dataclasses.replace(offer, choices=(elsewhere,)), "P: 1")
+    verdict, task = _verdict(world, dataclasses.replace(offer, choices=(elsewhere,), families=()), "P: 1")
     assert (verdict.reason, task) == (FailureReason.NOT_A_PATH, None)
 
 

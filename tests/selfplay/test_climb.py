@@ -4,11 +4,10 @@ arms, the per-round figures, the claims block, the log file, and the controls tr
 from __future__ import annotations
 
 import json
-
-import pytest
-
 import subprocess
 import sys
+
+import pytest
 
 from osint_selfplay.claims import NAMES
 
@@ -19,7 +18,8 @@ pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("climb")]
 
 def climb_overrides(out_dir):
     return micro_overrides(out_dir, **{
-        "rounds": 2, "model_topology": "'forked'", "canonical_graph_mode": "'choose'", "generator.offer_filters": "true",
+        "rounds": 2, "model_topology": "'forked'", "canonical_graph_mode": "'choose'",
+        "generator.offer_filters": "true",
         "generator.max_hops": 3, "generator.offer_choices": 4, "generator.curriculum": "true",
         "generator.solver_samples": 2, "generator.sample_tasks": 6, "grpo_generator.max_steps": 2,
         "grpo_generator.max_completion_length": 6, "answerer.mode": "'multi_turn'",

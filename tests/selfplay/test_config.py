@@ -30,7 +30,7 @@ def test_defaults_and_shipped_configs_are_valid():
     assert scripts["train-controls"] == f"osint-selfplay controls {{args:{tiny.output_dir}}}"
     # a warm start bounded by steps (the same model on another machine of the kind), trained in mixed precision
     assert (
-        tiny.warm_start.max_steps == 2400
+        tiny.warm_start.max_steps == 1200
         and tiny.warm_start.max_seconds == 0
         and tiny.warm_start.autocast == "bfloat16"
     )
@@ -38,7 +38,9 @@ def test_defaults_and_shipped_configs_are_valid():
 
     words = shlex.split(scripts["train-long"].replace("{args}", ""))
     long = load_config(words[words.index("--config") + 1], words[words.index("--set") + 1 :])
-    assert long.warm_start.max_steps == 4800 and long.warm_start.control and long.answerer.uniform_control
+    assert long.warm_start.max_steps == 2400 and long.rounds > tiny.rounds
+    assert long.warm_start.control and long.answerer.uniform_control and long.generator.curriculum_control
+    assert long.warm_start.imitation_control
     assert long.output_dir != tiny.output_dir
     single = load_config(str(CONFIGS / "tiny-cpu-single.toml"))
     assert single.answerer.mode == "single_turn" and single.output_dir != tiny.output_dir

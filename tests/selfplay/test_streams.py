@@ -97,3 +97,25 @@ def test_stream_seeds_are_named_not_offset():
     # training worlds of different run seeds are different worlds (offsets 1000 * seed + k overlapped)
     assert set(WorldPool(40, 0).seeds).isdisjoint(WorldPool(40, 1).seeds)
     assert len(set(WorldPool(40, 0).seeds)) == 40
+
+
+def test_demonstrations_stay_at_their_difficulties_and_the_imitation_references_hard_ones_are_their_own():
+    """The warm start demonstrates warm_start.difficulties only, whatever the answerer's seed tasks hold; the
+    imitation reference's hard demonstrations come from a stream of their own."""
+    cfg = load_config(None, ["answerer.mode='multi_turn'", "answerer.observation_format='compact'",
+                             "answerer.action_format='short'", "answerer.seed_difficulties=['easy','medium','hard']",
+                             "warm_start.answerer_examples=24", "train_worlds=4"])
+    pool = WorldPool(cfg.train_worlds, cfg.seed)
+    assert cfg.warm_start.difficulties == ["easy", "medium"]
+    warm = [t for _, t in data.seed_tasks(pool, cfg, 24, 0, streams.WARM_START,
+                                          difficulties=cfg.warm_start.difficulties)]
+    assert {t.difficulty for t in warm} == {"easy", "medium"}
+    rows, counts = data.sft_multi_turn_rows(pool, cfg)
+    hard_rows, hard_counts = data.hard_demonstrations(pool, cfg, 12)
+    assert counts["episodes"] == 24 and hard_counts["episodes"] == 12 and hard_rows
+    def questions(rows):  # the reset observation (the question), after any system message
+        return {next(m["content"] for m in r["messages"] if m["role"] == "user") for r in rows}
+
+    assert len(questions(rows)) == len(rows) and not questions(rows) & questions(hard_rows)
+    seeds = data.seed_tasks(pool, cfg, 12, 0, streams.IMITATION, difficulties=["hard"])
+    assert {t.difficulty for _, t in seeds} == {"hard"}

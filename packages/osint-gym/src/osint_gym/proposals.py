@@ -58,9 +58,9 @@ from osint_gym.tasks.task import FailureReason, Task, Verdict, difficulty_for_ho
 from osint_gym.tasks.verify import DEFAULT_MAX_PARALLEL_CALLS, DEFAULT_MAX_STEPS, MAX_QUESTION_CHARS, verify_task
 from osint_gym.world.graph import World
 
-__all__ = ["CHOOSE_PATHS", "MAX_CHOICES", "MAX_PROPOSAL_HOPS", "OFFER_MODES", "Offer", "Proposal", "SampledBatch", "format_proposal",
-           "generator_messages", "gold_proposal", "grounding", "make_offer", "parse_proposal", "resolve_choice",
-           "validate_proposal", "validate_sampled", "walk_text"]
+__all__ = ["CHOOSE_PATHS", "MAX_CHOICES", "MAX_PROPOSAL_HOPS", "OFFER_MODES", "Offer", "Proposal", "SampledBatch",
+           "format_proposal", "generator_messages", "gold_proposal", "grounding", "make_offer", "parse_proposal",
+           "resolve_choice", "validate_proposal", "validate_sampled", "walk_text"]
 
 SYSTEM_PROMPT = "Write a question whose answer is one entity, as Q:, A: and E: lines."
 CHOOSE_SYSTEM_PROMPT = "Choose the path to ask about: reply P: and its number."

@@ -80,6 +80,8 @@ class WarmStartConfig:
     answerer_examples: int = _f(6000, "Verified osint-gym tasks demonstrated to the answerer: a gold answer each in "
                                 "single_turn mode, an oracle episode each in multi_turn mode (incorrect ones dropped).")
     generator_examples: int = _f(1500, "Gold task proposals (verified offers, phrased).")
+    difficulties: list[str] = _f(["easy", "medium"], "Difficulties of the demonstrated tasks (the self-play rounds "
+                                                     "climb past them: hard tasks are never demonstrated).")
     epochs: float = _f(1.0, "Passes over the demonstrations.")
     learning_rate: float = _f(2e-3, "SFT learning rate (a tiny model from scratch needs a high one to learn "
                                     "to copy early; the main job's rate and its figures: benchmarks/RESULTS.md).")
@@ -141,6 +143,10 @@ class WarmStartConfig:
     def __post_init__(self) -> None:
         _choice("warm_start.enabled", self.enabled, ("auto", "on", "off"))
         _choice("warm_start.autocast", self.autocast, ("none", "bfloat16"))
+        if not self.difficulties:
+            raise ConfigError("warm_start.difficulties must name at least one of 'easy', 'medium', 'hard'")
+        for d in self.difficulties:
+            _choice("warm_start.difficulties[]", d, ("easy", "medium", "hard"))
         for name in ("answerer_examples", "generator_examples", "batch_size", "workers"):
             _positive(f"warm_start.{name}", getattr(self, name))
         _positive("warm_start.learning_rate", self.learning_rate, 1e-12)

@@ -40,11 +40,11 @@ def answerer_row(world: World, task: Task, cfg: RunConfig, source: str) -> dict[
 
 
 def seed_tasks(pool: WorldPool, cfg: RunConfig, n: int, offset: int, stream: str = streams.TRAIN,
-               part: int = 0, parts: int = 1) -> list[tuple[World, Task]]:
-    """Verified osint-gym tasks spread over the training worlds, cycling the configured difficulties
-    (one sampler per world: its task families are built once); only the items ``i`` of ``range(n)``
-    with ``i % parts == part`` (a worker's share: each item is a pure function of its index)."""
-    diffs = cfg.answerer.seed_difficulties
+               part: int = 0, parts: int = 1, difficulties: list[str] | None = None) -> list[tuple[World, Task]]:
+    """Verified osint-gym tasks spread over the training worlds, cycling ``difficulties`` (default the answerer's
+    seed difficulties; one sampler per world: its task families are built once); only the items ``i`` of
+    ``range(n)`` with ``i % parts == part`` (a worker's share: each item is a pure function of its index)."""
+    diffs = difficulties or cfg.answerer.seed_difficulties
     budgets = cfg.answerer.budgets()
     samplers: dict[int | None, TaskSampler] = {}
     out = []
@@ -85,7 +85,8 @@ def sample_rows(pool: WorldPool, cfg: RunConfig, round_index: int) -> list[dict[
 def sft_answerer_rows(pool: WorldPool, cfg: RunConfig) -> list[dict[str, Any]]:
     """Gold single-turn answers on verified tasks (the warm_start stream, disjoint from the GRPO seed tasks)."""
     rows = []
-    for world, t in seed_tasks(pool, cfg, cfg.warm_start.answerer_examples, 0, streams.WARM_START):
+    for world, t in seed_tasks(pool, cfg, cfg.warm_start.answerer_examples, 0, streams.WARM_START,
+                               difficulties=cfg.warm_start.difficulties):
         ctx = build_context(world, t, mode=cfg.answerer.context_mode, n_distractors=cfg.answerer.n_distractors,
                         decoys=cfg.answerer.decoys, seed=cfg.seed)
         gold = gold_completion(t, ctx, cite_evidence=cfg.answerer.cite_evidence)
@@ -270,8 +271,8 @@ def rename_words(messages: list[dict[str, Any]], key: str) -> list[dict[str, Any
 def hard_demonstrations(pool: WorldPool, cfg: RunConfig, n: int) -> tuple[list[dict[str, Any]], dict[str, int]]:
     """``n`` oracle demonstrations of hard tasks from their own stream (the imitation reference's: never the warm
     start's, whose demonstrations stay at the configured difficulties), as `sft_multi_turn_rows` makes them."""
-    hard = dataclasses.replace(cfg, warm_start=dataclasses.replace(cfg.warm_start, answerer_examples=n),
-                               answerer=dataclasses.replace(cfg.answerer, seed_difficulties=["hard"]))
+    hard = dataclasses.replace(cfg, warm_start=dataclasses.replace(cfg.warm_start, answerer_examples=n,
+                                                                   difficulties=["hard"]))
     return sft_multi_turn_rows(pool, hard, streams.IMITATION)
 
 
@@ -283,7 +284,7 @@ def _demonstrations(
     rows = []
     counts = {"episodes": 0, "incorrect": 0, "unseen_ids": 0, **({"renamed": 0} if cfg.warm_start.rename_words else {})}
     n = cfg.warm_start.answerer_examples
-    items = seed_tasks(pool, cfg, n, 0, stream, part=part, parts=parts)
+    items = seed_tasks(pool, cfg, n, 0, stream, part=part, parts=parts, difficulties=cfg.warm_start.difficulties)
     for index, (world, task) in zip(range(part, n, parts), items):
         env = episode_env(pool, task, cast(int, world.seed), spec)
         record = run_episode(env, OracleAgent(action_format=spec.action_format, names_first=True), seed=0,

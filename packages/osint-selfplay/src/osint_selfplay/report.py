@@ -270,8 +270,8 @@ def _control_lines(summary: RunSummary) -> list[str]:
     if summary.curriculum_control:
         arm = summary.curriculum_control
         used = sum(m.get("generated", 0) for m in arm.get("mix", []))
-        lines.append(_arm_line("curriculum arm", arm, f"{used} of the scripted curriculum's frontier tasks and seed tasks",
-                               generated))
+        tasks = f"{used} of the scripted curriculum's frontier tasks and seed tasks"
+        lines.append(_arm_line("curriculum arm", arm, tasks, generated))
     ws = summary.warm_start or {}
     for label, m in (("equal-compute control", summary.control), ("imitation reference", summary.imitation_reference)):
         if m:
