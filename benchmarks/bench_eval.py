@@ -31,7 +31,7 @@ def main() -> None:
     from osint_eval.policies import HFPolicy
     from osint_eval.runner import run_multi_turn
     from osint_gym.benchmark import benchmark_tasks, benchmark_world
-    from osint_gym.episode import EpisodeSpec
+    from osint_gym.spec import EpisodeSpec
     from osint_gym.tasks import Budgets
 
     torch.set_num_threads(args.threads)

@@ -21,7 +21,7 @@ import torch
 from osint_eval.policies import HFPolicy
 from osint_eval.runner import run_multi_turn
 from osint_gym.benchmark import benchmark_tasks, benchmark_world
-from osint_gym.episode import EpisodeSpec
+from osint_gym.spec import EpisodeSpec
 from osint_gym.tasks import Budgets
 
 EPISODE = {"spec": EpisodeSpec(Budgets(8, 4, 4000, "compact"), action_format="short", describe_tools=False),

@@ -83,28 +83,24 @@ def _module_name(path: Path) -> str:
 MODULES = {_module_name(p): p for p in SOURCES}
 
 
-def _runtime_imports(path: Path) -> set[str]:
-    """The first-party modules ``path`` imports when it runs, function-local imports included; imports under
-    ``if TYPE_CHECKING:`` are left out (they never run, so they cannot make a cycle)."""
+def _first_party_imports(path: Path) -> set[str]:
+    """The first-party modules ``path`` imports: at its top, inside a function, and under ``if TYPE_CHECKING:``
+    (a type-only import of a module's caller is a cycle in all but name: the callee depends on its caller)."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
-    typing_only = {id(n) for block in ast.walk(tree)
-                   if isinstance(block, ast.If) and "TYPE_CHECKING" in ast.unparse(block.test)
-                   for n in ast.walk(block)}
     found = set()
     for node in ast.walk(tree):
-        if id(node) in typing_only:
-            continue
         if isinstance(node, ast.Import):
             found.update(a.name for a in node.names)
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             # `from pkg import module` imports that module (its package's __init__ runs first, as for any submodule)
             found.update(f"{node.module}.{a.name}" if f"{node.module}.{a.name}" in MODULES else node.module
                          for a in node.names)
+    own = _module_name(path) if "src" in path.parts else None
     out = set()
     for name in found:
         while name and name not in MODULES:
             name = name.rpartition(".")[0]
-        if name and name != _module_name(path):
+        if name and name != own:
             out.add(name)
     return out
 
@@ -120,9 +116,20 @@ def test_the_cycle_finder_finds_a_cycle_through_three_modules():
     assert _cycles({"a": {"b"}, "b": set()}) == []
 
 
+def test_the_import_finder_sees_top_function_local_and_type_checking_imports(tmp_path):
+    path = tmp_path / "m.py"
+    path.write_text("from typing import TYPE_CHECKING\nfrom osint_gym import chat\n\nif TYPE_CHECKING:\n"
+                    "    from osint_selfplay.loop import SelfPlayRun\n\n\ndef f():\n"
+                    "    import osint_eval.runner\n")
+    assert _first_party_imports(path) == {"osint_gym.chat", "osint_selfplay.loop", "osint_eval.runner"}
+
+
 def test_no_import_cycles_between_first_party_modules():
-    graph = {name: _runtime_imports(path) for name, path in MODULES.items()}
+    """No circle in packages/*/src, type-only imports included: a callee never imports its caller (the loop hands
+    the controls and the closing evaluation a narrow Protocol of itself)."""
+    graph = {name: _first_party_imports(path) for name, path in MODULES.items()}
     assert "osint_selfplay.controls" in graph["osint_selfplay.loop"]  # function-local and top imports are both seen
+    assert "osint_selfplay.loop" not in graph["osint_selfplay.controls"] | graph["osint_selfplay.evaluate"]
     assert _cycles(graph) == []
 
 
@@ -130,9 +137,13 @@ def _private(name: str) -> bool:
     return name.startswith("_") and not name.startswith("__")
 
 
+# the run, and the Protocols through which the loop hands it to its callees
+RUN_TYPES = ("SelfPlayRun", "ControlHost", "EvaluatedRun")
+
+
 def _private_uses(path: Path) -> list[str]:
     """Private names of other first-party modules that ``path`` uses: ``from m import _x``, ``m._x`` on an
-    imported first-party module, and ``run._x`` on a `SelfPlayRun` passed in (its public API is for that)."""
+    imported first-party module, and ``run._x`` on a run passed in (`RUN_TYPES`: its public API is for that)."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
     modules, bad = set(), []
     for node in ast.walk(tree):
@@ -143,7 +154,7 @@ def _private_uses(path: Path) -> list[str]:
             modules.update(a.asname or a.name.split(".")[0] for a in node.names if a.name.split(".")[0] in FIRST_PARTY)
     runs = {arg.arg for node in ast.walk(tree) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
             for arg in node.args.args + node.args.kwonlyargs
-            if arg.annotation is not None and "SelfPlayRun" in ast.unparse(arg.annotation)}
+            if arg.annotation is not None and any(host in ast.unparse(arg.annotation) for host in RUN_TYPES)}
     for node in ast.walk(tree):
         owner = node.value.id if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) else None
         if owner is not None and _private(node.attr) and (owner in modules or owner in runs):

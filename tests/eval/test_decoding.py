@@ -15,7 +15,7 @@ from osint_eval.modeling import load_model_and_tokenizer
 from osint_eval.policies import HFPolicy
 from osint_eval.runner import run_multi_turn
 from osint_eval.tasks import load_tasks
-from osint_gym.episode import EpisodeSpec
+from osint_gym.spec import EpisodeSpec
 from osint_gym.tasks import Budgets
 
 TINY = "tiny:64x2"

@@ -10,7 +10,7 @@ from osint_eval.runner import run_multi_turn
 from osint_eval.tasks import load_tasks
 from osint_gym import chat
 from osint_gym.actions import parse_action
-from osint_gym.episode import EpisodeSpec
+from osint_gym.spec import EpisodeSpec
 from osint_gym.tasks import Budgets
 
 from .native_chat import hermes_calls, qwen_style_tokenizer

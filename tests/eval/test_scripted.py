@@ -9,7 +9,7 @@ from osint_eval.metrics import compare, summarize
 from osint_eval.policies import OraclePolicy, RandomGuessPolicy, RandomValidPolicy, make_policy
 from osint_eval.runner import run_multi_turn, run_single_turn
 from osint_eval.tasks import load_tasks
-from osint_gym.episode import EpisodeSpec
+from osint_gym.spec import EpisodeSpec
 from osint_gym.tasks import Budgets
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import random
@@ -98,15 +99,17 @@ def test_the_frontier_sample_rates_both_arms_in_one_call_and_counts_the_band(wor
     worlds = [world] * len(offers)
     calls = []
 
-    def solve_rates(items):
+    def rate(items):
         calls.append(len(items))
-        return [0.5 if task_hops(t) == 1 else 0.0 for _, t in items]  # 1-hop paths at the frontier, others not
+        # 1-hop paths at the frontier, others not
+        return [dataclasses.replace(t, provenance={**t.provenance, "solve_rate": 0.5 if task_hops(t) == 1 else 0.0})
+                for _, t in items]
 
     def generate(prompts):
         return ["P: 1", "P: 2", "P: 9", "nonsense", "P: 3", "P: 4"][: len(prompts)]
 
     cur = FrontierCurriculum.from_observations([])  # no episodes yet: uniform over the choices
-    figures, files = sample_round(worlds, offers, generate, solve_rates, max_hops=3, round_index=2, curriculum=cur,
+    figures, files = sample_round(worlds, offers, generate, rate, max_hops=3, round_index=2, curriculum=cur,
                                   seed=0, worlds_of=lambda t: world)
     assert calls == [figures["valid"] + figures["curriculum"]["valid"]]
     assert figures["proposals"] == 6 and figures["valid"] == 4 and figures["reasons"]["out_of_range"] == 1

@@ -10,11 +10,11 @@ import pytest
 
 from osint_gym import chat
 from osint_gym.actions import parse_action
-from osint_gym.agents import OracleAgent, run_episode
+from osint_gym.agents import OracleAgent
 from osint_selfplay import data
 from osint_selfplay.config import load_config
 from osint_selfplay.errors import SelfPlayError
-from osint_selfplay.rollout import MultiTurnRollout, episode_env
+from osint_selfplay.rollout import MultiTurnRollout
 from osint_selfplay.worlds import WorldPool
 
 from ..eval.native_chat import QWEN_STYLE_TEMPLATE, hermes_calls, qwen_style_tokenizer
@@ -58,8 +58,9 @@ def episode(tmp_path_factory):
     rollout = MultiTurnRollout(pool, rows, spec=a.episode_spec())
     from osint_gym.tasks import Task
 
-    env = episode_env(pool, Task.from_dict(json.loads(row["task"])), cast(int, row["world_seed"]), a.episode_spec())
-    record = run_episode(env, OracleAgent(), seed=0, options={"task_index": 0})
+    spec = a.episode_spec()
+    env = spec.make_env(pool.world(cast(int, row["world_seed"])), Task.from_dict(json.loads(row["task"])))
+    record = spec.play_one(env, OracleAgent())
     assert record.correct and len(record.turns) >= 2  # at least one observation between model turns
     return row, rollout, record, env.schemas
 

@@ -125,10 +125,9 @@ def test_relabelled_conversations_rename_made_up_words_as_the_demonstrations_do(
     """With ``warm_start.rename_words`` the demonstrations train every made-up word, not only those the training
     worlds write; a relabelled conversation is renamed the same way, consistently across its messages (the
     question, the student's turns, the observations and the teacher's turns)."""
-    from osint_gym.agents import OracleAgent, run_episode
+    from osint_gym.agents import OracleAgent
     from osint_gym.world.names import two_syllable_words
     from osint_selfplay import data, relabel
-    from osint_selfplay.rollout import episode_env
     from osint_selfplay.worlds import WorldPool
 
     def words(text):
@@ -143,8 +142,8 @@ def test_relabelled_conversations_rename_made_up_words_as_the_demonstrations_do(
         named = words(task.question)
         if not named:
             continue
-        env = episode_env(pool, task, world.seed, a.episode_spec())
-        demo = run_episode(env, OracleAgent(a.action_format, names_first=True), seed=0, options={"task_index": 0})
+        spec = a.episode_spec()
+        demo = spec.play_one(spec.make_env(world, task), OracleAgent(a.action_format, names_first=True))
         student = [demo.turns[0].action]  # the demonstrator's first turn, then the teacher from there
         rows, _ = relabel.relabel_episode(pool, cfg, world, task, student)
         originals, _ = relabel.relabel_episode(pool, plain, world, task, student)

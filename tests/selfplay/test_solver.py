@@ -53,3 +53,39 @@ def test_the_sampler_takes_its_settings_from_the_generator_table(cfg, tiny_path)
     assert (sampler.k, sampler.temperature, sampler.seed) == (8, 0.7, 3)  # an explicit temperature wins
     assert sampler.spec == cfg.answerer.episode_spec()
     sampler.close()
+
+
+def test_a_generated_task_is_verified_once_for_the_answerers_budgets(cfg, tiny_path, monkeypatch):
+    """A proposal comes back stamped (default budgets); the sampler verifies it once under the answerer's compact
+    budgets and returns it with that stamp and its rate, so the answerer's rows take it without verifying again."""
+    from osint_gym import proposals
+    from osint_gym.tasks import verify as verify_module
+    from osint_gym.tasks.task import DEFAULT_BUDGETS
+    from osint_gym.tasks.verify import world_fingerprint
+
+    pool = WorldPool(cfg.train_worlds, cfg.seed)
+    world = pool.pick(0)
+    offer = proposals.make_offer(world, 5, 0, mode="choose", max_hops=2)
+    verdict, task = proposals.validate_proposal(world, proposals.parse_proposal("P: 1"), offer=offer, max_hops=2)
+    assert verdict.ok and task is not None
+    fp = world_fingerprint(world)
+    assert task.verified_for(fp, DEFAULT_BUDGETS)  # the proposal's validation is its stamp
+    spec = cfg.answerer.episode_spec()
+    assert not task.verified_for(fp, spec.budgets)  # compact observations: a stamp covers only its own format
+
+    calls = []
+    real = verify_module.verify_task
+
+    def counting(*args, **kwargs):
+        calls.append(kwargs.get("observation_format"))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(verify_module, "verify_task", counting)
+    monkeypatch.setattr(solver, "run_multi_turn_items",
+                        lambda policy, pairs, *, spec, batch_size: [SimpleNamespace(correct=True)] * len(pairs))
+    sampler = SolverSampler.from_config(cfg, tiny_path, seed=0)
+    (rated,) = sampler.rate([(world, task)])
+    sampler.close()
+    assert calls == ["compact"] and rated.provenance["solve_rate"] == 1.0 and rated.question == task.question
+    rows, dropped = data.multi_turn_rows(pool, cfg, [(world, rated, "generated")])
+    assert calls == ["compact"] and dropped == 0 and len(rows) == 1  # the rows trust the sampler's stamp

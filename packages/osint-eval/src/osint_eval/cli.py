@@ -156,7 +156,7 @@ def _evaluate(args: argparse.Namespace, specs: dict[str, str], comparisons: list
     from osint_eval.evaluate import evaluate
     from osint_eval.report import baseline_note, write_report
     from osint_eval.tasks import load_tasks
-    from osint_gym.episode import EpisodeSpec
+    from osint_gym.spec import EpisodeSpec
     from osint_gym.tasks import Budgets
 
     _check_args(args, specs)

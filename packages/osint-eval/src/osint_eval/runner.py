@@ -7,9 +7,9 @@ from typing import Any
 
 from osint_eval.interface import Policy, PolicyInput
 from osint_gym import chat
-from osint_gym.agents import run_episodes
 from osint_gym.env import OSINTEnv
-from osint_gym.episode import DEFAULT_SPEC, EpisodeRecord, EpisodeSpec
+from osint_gym.episode import EpisodeRecord
+from osint_gym.spec import DEFAULT_SPEC, EpisodeSpec
 from osint_gym.single_turn import answer_messages, build_context, parse_answer, score_completion
 from osint_gym.tasks import Task
 from osint_gym.world import World
@@ -95,9 +95,9 @@ class _PolicyAgent:
     template's tool-call format (`osint_gym.chat`), the others the plain JSON-action format."""
 
     def __init__(self, policy: Policy, worlds: list[World], tasks: list[Task], full_schemas: bool,
-                 short: bool = False, system: bool = True) -> None:
+                 spec: EpisodeSpec = DEFAULT_SPEC) -> None:
         self.policy, self.worlds, self.tasks, self.full_schemas = policy, worlds, tasks, full_schemas
-        self.short, self.system = short, system
+        self.spec = spec
         self.native = bool(getattr(policy, "native_tools", False))
         self.convs: dict[int, list[dict[str, Any]]] = {}
         self.seen: dict[int, list[str]] = {}
@@ -105,13 +105,9 @@ class _PolicyAgent:
         self.turn: dict[int, int] = {}
 
     def reset(self, index: int, env: OSINTEnv, observation: str, info: dict[str, Any]) -> None:
-        self.convs[index] = chat.start_messages(
-            observation,
-            info["tools"] if self.full_schemas else None,
-            native=self.native,
-            short=self.short,
-            system=self.system,
-        )
+        # the spec's opening, as the training rollout and the demonstrations build it
+        self.convs[index] = self.spec.start_messages(observation, info, native=self.native,
+                                                     full_schemas=self.full_schemas)
         self.seen[index], self.envs[index], self.turn[index] = [observation], env, 0
 
     def act(self, pending: list[tuple[int, str]]) -> list[str | None]:
@@ -153,14 +149,12 @@ def run_multi_turn_items(policy: Policy, items: list[tuple[World, Task]], *, spe
                          in_flight: int = IN_FLIGHT) -> list[EpisodeResult]:
     """`run_multi_turn` over (world, task) pairs: tasks of several worlds (a self-play run's training worlds)
     share the episodes in flight, so their turns are generated in full batches."""
-    envs = [OSINTEnv(world=w, tasks=[t], **spec.env_kwargs()) for w, t in items]
-    agent = _PolicyAgent(policy, [w for w, _ in items], [t for _, t in items], full_schemas,
-                         short=spec.action_format == "short", system=spec.describe_tools)
+    envs = [spec.make_env(w, t) for w, t in items]
+    agent = _PolicyAgent(policy, [w for w, _ in items], [t for _, t in items], full_schemas, spec)
     # in_flight batches of episodes run at once and a finished one's slot takes the next task, so a
     # model policy sorts each turn's many prompts into batches of similar length (`HFPolicy.generate`)
-    records = run_episodes(envs, agent, seeds=[0] * len(envs), options=[{"task_index": 0}] * len(envs),
-                           max_active=in_flight * batch_size,
-                           on_end=(lambda i, r: progress.update(1)) if progress is not None else None)
+    records = spec.play(envs, agent, max_active=in_flight * batch_size,
+                        on_end=(lambda i, r: progress.update(1)) if progress is not None else None)
     return [episode_result(r) for r in records]
 
 

@@ -104,6 +104,24 @@ def result_messages(observation: str, turn: Mapping[str, Any], *, native: bool =
     return [observation_message(observation)]
 
 
+def native_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A plain-format conversation in the native format: the native system prompt, each assistant turn
+    as its tool calls (`assistant_message`) and the observation after a turn with calls as a ``tool``
+    message. ``episode_messages(..., native=True)`` equals this of the plain conversation, so a plain
+    conversation edited as text (made-up words renamed) converts without re-rendering its episode."""
+    out: list[dict[str, Any]] = []
+    for m in messages:
+        if m["role"] == "system":
+            out.append(system_message(native=True))
+        elif m["role"] == "assistant":
+            out.append(assistant_message(m["content"], native=True))
+        elif out and out[-1]["role"] == "assistant":
+            out += result_messages(m["content"], out[-1], native=True)
+        else:
+            out.append(dict(m))
+    return out
+
+
 def episode_messages(first_observation: str, actions: list[str], observations: list[str], *,
                      schemas: list[dict[str, Any]] | None = None, native: bool = False,
                      short: bool = False, system: bool = True) -> list[dict[str, Any]]:

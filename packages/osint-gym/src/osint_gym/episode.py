@@ -13,54 +13,12 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
-from osint_gym.errors import ConfigError
 from osint_gym.reward import RewardBreakdown
 from osint_gym.schema import Edge
-from osint_gym.tasks.task import DEFAULT_BUDGETS, Budgets, Task
+from osint_gym.tasks.task import Task
 
+# the action syntaxes a prompt may ask for (the env accepts both): JSON actions, or one short line per call
 ACTION_FORMATS = ("json", "short")
-
-@dataclass(frozen=True)
-class EpisodeSpec:
-    """How an agent's episodes are served: the env's `Budgets` (step budget ``max_steps``, parallel
-    calls, observation length and format) and the prompt the agent sees, built once from a config
-    and handed to every driver (training rollouts, demonstrations, evaluation, the frozen answerer).
-
-    ``action_format``: the action syntax the system prompt and demonstrations use, "json" or "short"
-    (the env accepts both). ``describe_tools``: False serves no system message and a reset
-    observation of the question alone, the format of a model trained from scratch on it.
-    """
-
-    budgets: Budgets = DEFAULT_BUDGETS
-    action_format: str = "json"
-    describe_tools: bool = True
-
-    def __post_init__(self) -> None:
-        if self.action_format not in ACTION_FORMATS:
-            raise ConfigError(f"action_format must be one of {ACTION_FORMATS}, got {self.action_format!r}")
-        if not isinstance(self.describe_tools, bool):
-            raise ConfigError(f"describe_tools must be true or false, got {self.describe_tools!r}")
-
-    def env_kwargs(self) -> dict[str, Any]:
-        """``OSINTEnv`` / ``gym.make("OSINT-v0")`` keyword arguments of this spec."""
-        b = self.budgets
-        return {"max_steps": b.max_steps, "max_parallel_calls": b.max_parallel_calls,
-                "max_observation_chars": b.max_observation_chars, "observation_format": b.observation_format,
-                "describe_tools": self.describe_tools}
-
-    def to_dict(self) -> dict[str, Any]:
-        return {**self.env_kwargs(), "action_format": self.action_format}
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> EpisodeSpec:
-        values = dict(data)
-        action_format = values.pop("action_format", "json")
-        describe_tools = values.pop("describe_tools", True)
-        return cls(Budgets(**values), action_format, describe_tools)
-
-
-DEFAULT_SPEC = EpisodeSpec()
-
 
 # Why an episode ended. "answered" and "step_budget" are the env's own ends; the others are cuts
 # made from outside the env (`OSINTEnv.stop`).

@@ -54,8 +54,14 @@ from osint_gym.streams import stream_seed
 from osint_gym.tasks.duplicates import DuplicateFilter
 from osint_gym.tasks.phrasing import question_text
 from osint_gym.tasks.query import Query
-from osint_gym.tasks.task import FailureReason, Task, Verdict, difficulty_for_hops
-from osint_gym.tasks.verify import DEFAULT_MAX_PARALLEL_CALLS, DEFAULT_MAX_STEPS, MAX_QUESTION_CHARS, verify_task
+from osint_gym.tasks.task import Budgets, FailureReason, Task, Verdict, difficulty_for_hops
+from osint_gym.tasks.verify import (
+    DEFAULT_MAX_PARALLEL_CALLS,
+    DEFAULT_MAX_STEPS,
+    MAX_QUESTION_CHARS,
+    verify_task,
+    world_fingerprint,
+)
 from osint_gym.world.graph import World
 
 __all__ = ["CHOOSE_PATHS", "MAX_CHOICES", "MAX_PROPOSAL_HOPS", "OFFER_MODES", "Offer", "Proposal", "SampledBatch",
@@ -178,7 +184,8 @@ def validate_proposal(
     max_parallel_calls: int = DEFAULT_MAX_PARALLEL_CALLS,
     task_id: str = "proposal",
 ) -> tuple[Verdict, Task | None]:
-    """Turn a proposal into a verified task, or say why it is not one."""
+    """Turn a proposal into a verified task, stamped for ``world`` under the budgets it was verified with
+    (`osint_gym.tasks.Task.stamp`), or say why it is not one."""
     if isinstance(proposal, str):
         return Verdict(FailureReason.MALFORMED, proposal), None
     chosen: tuple[Query, list[str]] | None = None  # a choice's query (with any filters) and the entities it visits
@@ -225,7 +232,10 @@ def validate_proposal(
                 "generated", difficulty_for_hops(query.n_hops), query, world.type_of(proposal.answer),
                 {"source": "proposal", "world": world.name, "world_seed": world.seed})
     verdict = verify_task(world, task, max_steps=max_steps, max_parallel_calls=max_parallel_calls)
-    return verdict, (task if verdict.ok else None)
+    if not verdict.ok:
+        return verdict, None
+    # verified once: the task carries its stamp, so nothing downstream (the env, a dataset) verifies it again
+    return verdict, task.stamped(world_fingerprint(world), Budgets(max_steps, max_parallel_calls))
 
 
 def resolve_choice(

@@ -15,7 +15,7 @@ import tomllib
 
 from osint_eval.modeling import DECODING_MODES
 from osint_gym.benchmark import parse_ref, shares_world
-from osint_gym.episode import EpisodeSpec
+from osint_gym.spec import EpisodeSpec
 from osint_gym.errors import from_table, read_toml, unknown_key_message
 from osint_gym.tasks import DEFAULT_BUDGETS, Budgets, FailureReason
 from osint_selfplay.errors import ConfigError

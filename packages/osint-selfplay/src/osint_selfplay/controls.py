@@ -18,19 +18,23 @@ Each trains inside the job (``warm_start.control``, ``answerer.uniform_control``
 ``warm_start.imitation_control``) or after it, from the finished run's folder (``osint-selfplay controls RUN_DIR``,
 `osint_selfplay.loop.after_run`), which adds them to the run's paired evaluation without running the models already
 evaluated again. All are phases with markers, so an interrupted ``controls`` continues where it stopped.
+
+The loop hands in what the controls need of it as a `ControlHost` (its config, folders, markers and phases) and
+writes what `train` returns into its summary: this module never imports the loop.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Protocol
 
 from osint_selfplay import data, phases
-from osint_selfplay.artifacts import read_jsonl
+from osint_selfplay.artifacts import PhaseMarkers, read_jsonl
+from osint_selfplay.config import RunConfig
 from osint_selfplay.errors import ConfigError
-from osint_selfplay.state import Metrics, Models, RoundSummary
-
-if TYPE_CHECKING:  # loop drives the controls; the run is only a type here, so there is no import cycle
-    from osint_selfplay.loop import SelfPlayRun
+from osint_selfplay.state import Metrics, Models, RoundSummary, RunSummary
+from osint_selfplay.worlds import WorldPool
 
 UNIFORM_PHASE = "answerer_uniform"
 CURRICULUM_PHASE = "answerer_curriculum"
@@ -38,6 +42,24 @@ IMITATION_PHASE = "imitation_reference"
 # the imitation reference draws this share of every step's rows from hard demonstrations: hard is one of the three
 # difficulties, as in the uniform-task control's seed tasks of every difficulty
 IMITATION_SHARE = 1 / 3
+
+
+class ControlHost(Protocol):
+    """What the controls need of the run they control (`osint_selfplay.loop.SelfPlayRun` is one): its config,
+    worlds, summary so far and phase markers, its folders, and its way of running a phase and an answerer phase."""
+
+    cfg: RunConfig
+    pool: WorldPool
+    summary: RunSummary
+    markers: PhaseMarkers
+
+    def run_dir(self, round_index: int | None, name: str) -> Path: ...
+
+    def run_phase(self, round_index: int | None, name: str, fn: Callable[[], dict[str, Any]], *,
+                  collective: bool = False) -> Metrics: ...
+
+    def answerer_phase(self, r: int, current: Models, name: str, *, generated_from: str | None = "tasks.jsonl",
+                       as_step: str | None = None) -> Metrics: ...
 
 
 def budget_steps(rounds: list[RoundSummary], warm: Metrics) -> tuple[int, float]:
@@ -59,10 +81,11 @@ def budget_steps(rounds: list[RoundSummary], warm: Metrics) -> tuple[int, float]
     return round(steps), seconds
 
 
-def _continue_warm_start(run: SelfPlayRun, name: str, label: str, extra: Any = None) -> Metrics:
+def _continue_warm_start(run: ControlHost, name: str, label: str,
+                         extra: Callable[[str], tuple[list[dict[str, Any]], dict[str, int]]] | None = None) -> Metrics:
     """The warm start given the self-play rounds' compute (`budget_steps`) on top of its own, into phase ``name``;
-    ``extra``: a function that makes more conversations, `IMITATION_SHARE` of every step's rows (the imitation
-    reference's hard demonstrations)."""
+    ``extra``: a function of the warm start's model that makes more conversations (in its template's format),
+    `IMITATION_SHARE` of every step's rows (the imitation reference's hard demonstrations)."""
     cfg = run.cfg
     role = cfg.warm_start_role or "answerer"
     start = run.markers.done(None, f"warm_start_{role}") or {}
@@ -81,7 +104,7 @@ def _continue_warm_start(run: SelfPlayRun, name: str, label: str, extra: Any = N
 
     def fn() -> dict[str, Any]:
         rows = read_jsonl(run.run_dir(None, f"warm_start/{role}") / "demonstrations.jsonl")
-        more, counts = extra() if extra is not None else ([], {})
+        more, counts = extra(warm_models.answerer) if extra is not None else ([], {})
         metrics = phases.run_sft(
             warm_models.answerer,
             rows,
@@ -104,23 +127,25 @@ def _continue_warm_start(run: SelfPlayRun, name: str, label: str, extra: Any = N
     return {**(run.markers.done(None, name) or {}), "model": str(out / "final_model")}
 
 
-def train_equal_compute(run: SelfPlayRun) -> Metrics:
+def train_equal_compute(run: ControlHost) -> Metrics:
     """(a) More SFT on the same demonstrations: the warm start given the rounds' compute."""
     return _continue_warm_start(run, "control", "equal-compute SFT control")
 
 
-def train_imitation_reference(run: SelfPlayRun) -> Metrics:
+def train_imitation_reference(run: ControlHost) -> Metrics:
     """(c) The imitation reference: the same continuation, a third of every step's rows oracle demonstrations of hard
     tasks (`data.hard_demonstrations`), never shown to the self-play run: what imitation gives where demonstrations
     exist."""
     cfg = run.cfg
-    return _continue_warm_start(run, IMITATION_PHASE, "imitation reference (hard demonstrations)",
-                                extra=lambda: data.hard_demonstrations(run.pool, cfg,
-                                                                       round(cfg.warm_start.answerer_examples
-                                                                             * IMITATION_SHARE)))
+    n = round(cfg.warm_start.answerer_examples * IMITATION_SHARE)
+
+    def hard(model: str) -> tuple[list[dict[str, Any]], dict[str, int]]:
+        return data.hard_demonstrations(run.pool, cfg, n, native=phases.renders_tools(model))
+
+    return _continue_warm_start(run, IMITATION_PHASE, "imitation reference (hard demonstrations)", extra=hard)
 
 
-def train_answerer_arm(run: SelfPlayRun, name: str, generated_from: str | None) -> Metrics:
+def train_answerer_arm(run: ControlHost, name: str, generated_from: str | None) -> Metrics:
     """Every round's answerer phase again, chained from the model the first one started from, each on the same
     seed tasks and GRPO seed as the round's own, with the round's generated tasks in ``generated_from`` (a file of
     its sample phase; None: seed tasks only), into phase folders ``name``. The rounds' generator phases do not
@@ -142,7 +167,7 @@ def train_answerer_arm(run: SelfPlayRun, name: str, generated_from: str | None) 
             "reward_last": results[-1].get("reward_last")}
 
 
-def train_uniform_tasks(run: SelfPlayRun) -> Metrics:
+def train_uniform_tasks(run: ControlHost) -> Metrics:
     """(b) The same GRPO on uniform seed tasks (the difficulties of ``answerer.seed_difficulties``). When no
     generated task reached any round's answerer, its rows already were those seed tasks (the same stream and
     order): the control would be the same run, so nothing is trained and the result says so."""
@@ -152,21 +177,23 @@ def train_uniform_tasks(run: SelfPlayRun) -> Metrics:
     return train_answerer_arm(run, UNIFORM_PHASE, None)
 
 
-def train(run: SelfPlayRun, *, equal_compute: bool, uniform: bool, curriculum: bool = False,
-          imitation: bool = False) -> dict[str, str]:
-    """Train the controls asked for into ``run.summary``; returns {name: model} of those to evaluate."""
-    models: dict[str, str] = {}
+def train(run: ControlHost, *, equal_compute: bool, uniform: bool, curriculum: bool = False,
+          imitation: bool = False) -> dict[str, Metrics]:
+    """Train the controls asked for; returns {summary field: result} (``control``, ``uniform_control``,
+    ``curriculum_control``, ``imitation_reference``), each result's ``model`` the one to evaluate (none: a uniform
+    control that would repeat the run). The caller writes them into its summary."""
+    results: dict[str, Metrics] = {}
     if equal_compute:  # a packed warm start: checked when the run is built (`SelfPlayRun`) or by `loop.after_run`
-        run.summary.control = train_equal_compute(run)
-        models["control"] = run.summary.control["model"]
+        results["control"] = train_equal_compute(run)
     if uniform:
-        run.summary.uniform_control = train_uniform_tasks(run)
-        if run.summary.uniform_control.get("model"):
-            models["uniform_control"] = run.summary.uniform_control["model"]
+        results["uniform_control"] = train_uniform_tasks(run)
     if curriculum:
-        run.summary.curriculum_control = train_answerer_arm(run, CURRICULUM_PHASE, "curriculum_tasks.jsonl")
-        models["curriculum_control"] = run.summary.curriculum_control["model"]
+        results["curriculum_control"] = train_answerer_arm(run, CURRICULUM_PHASE, "curriculum_tasks.jsonl")
     if imitation:
-        run.summary.imitation_reference = train_imitation_reference(run)
-        models["imitation_reference"] = run.summary.imitation_reference["model"]
-    return models
+        results["imitation_reference"] = train_imitation_reference(run)
+    return results
+
+
+def models(results: dict[str, Metrics]) -> dict[str, str]:
+    """{name: model} of the trained controls in ``results`` (`train`'s), to evaluate."""
+    return {name: result["model"] for name, result in results.items() if result.get("model")}

@@ -15,12 +15,13 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
-from typing import Any, cast
+from typing import Any
 
 from osint_gym import chat, proposals
-from osint_gym.agents import OracleAgent, run_episode, unseen_ids
+from osint_gym.agents import OracleAgent, unseen_ids
 from osint_gym.errors import TaskError
 from osint_gym.single_turn import answer_messages, build_context, gold_completion
+from osint_gym.spec import EpisodeSpec
 from osint_gym.tasks import Task, TaskSampler, verified
 from osint_gym.world import World
 from osint_gym.world.names import rename_made_up_words
@@ -28,8 +29,19 @@ from osint_selfplay import streams
 from osint_selfplay.config import RunConfig
 from osint_selfplay.frontier import task_hops
 from osint_selfplay.rewards import context_to_json
-from osint_selfplay.rollout import episode_env, episode_prompt, prompt_key
 from osint_selfplay.worlds import WorldPool
+
+
+def prompt_key(prompt: Any) -> str:
+    """A row prompt as a key: the multi-turn rollout finds a row's task by its prompt."""
+    return json.dumps(prompt, sort_keys=True)
+
+
+def episode_prompt(world: World, task: Task, spec: EpisodeSpec) -> list[dict[str, Any]]:
+    """The row prompt of a multi-turn task: the spec's opening of its episode in the plain format (the
+    rollout opens each episode with `EpisodeSpec.start_messages` itself, in the tokenizer's format)."""
+    observation, info = spec.reset(spec.make_env(world, task))
+    return spec.start_messages(observation, info)
 
 
 def answerer_row(world: World, task: Task, cfg: RunConfig, source: str) -> dict[str, Any]:
@@ -189,17 +201,19 @@ def relabel_tasks(pool: WorldPool, cfg: RunConfig, generated: list[Task],
     return items, {"generated": len(in_band), "seed": total - len(in_band)}
 
 
-def warm_start_rows(pool: WorldPool, cfg: RunConfig, role: str) -> tuple[list[dict[str, Any]], dict[str, int]]:
+def warm_start_rows(pool: WorldPool, cfg: RunConfig, role: str,
+                    native: bool = False) -> tuple[list[dict[str, Any]], dict[str, int]]:
     """(rows, demonstration counts) of a ``role``'s warm start ("generator", "answerer" or "shared"):
-    gold proposals for the generator, demonstrator episodes (multi-turn) or gold answers for the
-    answerer; as ``messages`` rows when any row is multi-turn."""
+    gold proposals for the generator, demonstrator episodes (multi-turn; ``native``: in the format of a
+    template that renders tools) or gold answers for the answerer; as ``messages`` rows when any row is
+    multi-turn."""
     rows: list[dict[str, Any]] = []
     counts: dict[str, int] = {}
     if role in ("generator", "shared"):
         rows += sft_generator_rows(pool, cfg)
     if role in ("answerer", "shared"):
         if cfg.answerer.mode == "multi_turn":
-            demos, counts = sft_multi_turn_rows(pool, cfg)
+            demos, counts = sft_multi_turn_rows(pool, cfg, native=native)
             rows += demos
         else:
             rows += sft_answerer_rows(pool, cfg)
@@ -216,9 +230,10 @@ def multi_turn_rows(
     pool: WorldPool, cfg: RunConfig, items: list[tuple[World, Task, str]]
 ) -> tuple[list[dict[str, Any]], int]:
     """(rows, tasks dropped): rows whose prompt is the episode's opening (system + reset observation).
-    A task the tool-only oracle cannot solve under the episode's budgets is dropped and counted
-    (generated tasks were verified under the default budgets); rows whose prompt repeats an earlier
-    one are dropped (the rollout finds a row's task by its prompt)."""
+    A task the tool-only oracle cannot solve under the episode's budgets is dropped and counted; a task whose
+    stamp covers them (a seed task, a generated one the frozen answerer played: `SolverSampler.rate`) is not
+    verified again. Rows whose prompt repeats an earlier one are dropped (the rollout finds a row's task by
+    its prompt)."""
     spec = cfg.answerer.episode_spec()
     rows, seen, dropped = [], set(), 0
     for world, task, source in items:
@@ -227,7 +242,7 @@ def multi_turn_rows(
         except TaskError:
             dropped += 1
             continue
-        prompt = episode_prompt(pool, task, cast(int, world.seed), spec)
+        prompt = episode_prompt(world, task, spec)
         key = prompt_key(prompt)
         if key in seen:
             continue
@@ -236,27 +251,38 @@ def multi_turn_rows(
     return rows, dropped
 
 
-def sft_multi_turn_rows(pool: WorldPool, cfg: RunConfig,
-                        stream: str = streams.WARM_START) -> tuple[list[dict[str, Any]], dict[str, int]]:
+def sft_multi_turn_rows(pool: WorldPool, cfg: RunConfig, stream: str = streams.WARM_START, *,
+                        native: bool = False) -> tuple[list[dict[str, Any]], dict[str, int]]:
     """(rows, counts): oracle trajectories in the multi-turn chat format (``messages`` rows; the loss
     is on the assistant turns only): how to look names up, call tools, cite evidence and answer.
     Each one is a real episode through the env (`osint_gym.agents.run_episode`) by the demonstrator
     (``OracleAgent(names_first=True)``), kept only if it was correct and used no id before the agent
     could have seen it (`osint_gym.agents.unseen_ids`). ``warm_start.workers`` processes share the
     items; every demonstration is a pure function of its index, so the rows do not depend on them. ``stream``:
-    the named stream of their tasks (the warm start's, or the imitation reference's)."""
+    the named stream of their tasks (the warm start's, or the imitation reference's). ``native``: the
+    conversations in the format of a template that renders tools (`osint_gym.chat`), each row with the
+    env's tool schemas (``tools``, JSON) for the template, as the rollout and evaluation give them."""
     parts = min(cfg.warm_start.workers, cfg.warm_start.answerer_examples)
     if parts == 1:
-        results = [_demonstrations(pool, cfg, 0, 1, stream)]
+        results = [_demonstrations(pool, cfg, 0, 1, stream, native)]
     else:
         # the env and the oracle are pure Python: processes, not threads, keep every core busy; "spawn"
         # keeps this process's torch threads (and any fork-unsafe state) out of the workers
         with ProcessPoolExecutor(parts, mp_context=multiprocessing.get_context("spawn")) as ex:
             results = list(ex.map(_demonstrations, [pool] * parts, [cfg] * parts, range(parts), [parts] * parts,
-                                  [stream] * parts))
+                                  [stream] * parts, [native] * parts))
     by_index = sorted((i, row) for rows, _ in results for i, row in rows)
     counts = {k: sum(c[k] for _, c in results) for k in results[0][1]}
     return [row for _, row in by_index], counts
+
+
+def template_row(messages: list[dict[str, Any]], schemas: list[dict[str, Any]],
+                 native: bool) -> dict[str, Any]:
+    """A plain training conversation as a ``messages`` row in the template's format: as it is, or (``native``)
+    in the tool-call format with the env's tool schemas as the row's ``tools`` (JSON, as TRL's SFT reads them)."""
+    if not native:
+        return {"messages": messages}
+    return {"messages": chat.native_messages(messages), "tools": json.dumps(schemas)}
 
 
 def rename_words(messages: list[dict[str, Any]], key: str) -> list[dict[str, Any]]:
@@ -268,16 +294,17 @@ def rename_words(messages: list[dict[str, Any]], key: str) -> list[dict[str, Any
     return [{**m, "content": t} for m, t in zip(messages, texts)]
 
 
-def hard_demonstrations(pool: WorldPool, cfg: RunConfig, n: int) -> tuple[list[dict[str, Any]], dict[str, int]]:
+def hard_demonstrations(pool: WorldPool, cfg: RunConfig, n: int,
+                        native: bool = False) -> tuple[list[dict[str, Any]], dict[str, int]]:
     """``n`` oracle demonstrations of hard tasks from their own stream (the imitation reference's: never the warm
     start's, whose demonstrations stay at the configured difficulties), as `sft_multi_turn_rows` makes them."""
     hard = dataclasses.replace(cfg, warm_start=dataclasses.replace(cfg.warm_start, answerer_examples=n,
                                                                    difficulties=["hard"]))
-    return sft_multi_turn_rows(pool, hard, streams.IMITATION)
+    return sft_multi_turn_rows(pool, hard, streams.IMITATION, native=native)
 
 
 def _demonstrations(
-    pool: WorldPool, cfg: RunConfig, part: int, parts: int, stream: str = streams.WARM_START
+    pool: WorldPool, cfg: RunConfig, part: int, parts: int, stream: str = streams.WARM_START, native: bool = False
 ) -> tuple[list[tuple[int, dict[str, Any]]], dict[str, int]]:
     """The demonstrations of items ``part, part + parts, ...`` as (index, row) pairs, and their counts."""
     spec = cfg.answerer.episode_spec()
@@ -286,9 +313,8 @@ def _demonstrations(
     n = cfg.warm_start.answerer_examples
     items = seed_tasks(pool, cfg, n, 0, stream, part=part, parts=parts, difficulties=cfg.warm_start.difficulties)
     for index, (world, task) in zip(range(part, n, parts), items):
-        env = episode_env(pool, task, cast(int, world.seed), spec)
-        record = run_episode(env, OracleAgent(action_format=spec.action_format, names_first=True), seed=0,
-                             options={"task_index": 0})
+        env = spec.make_env(world, task)
+        record = spec.play_one(env, OracleAgent(action_format=spec.action_format, names_first=True))
         counts["episodes"] += 1
         if not record.correct:  # only demonstrations that worked within this run's budgets
             counts["incorrect"] += 1
@@ -296,15 +322,12 @@ def _demonstrations(
         if unseen_ids(record):
             counts["unseen_ids"] += 1
             continue
-        turns = record.turns  # the plain format (see osint_gym.chat; the last observation is not shown)
-        messages = chat.episode_messages(record.first_observation, [t.action for t in turns],
-                                         [t.observation for t in turns[:-1]], short=spec.action_format == "short",
-                                         system=spec.describe_tools)
+        messages = spec.conversation(record)  # plain: its words are renamed as text, then it converts
         if cfg.warm_start.rename_words:
             # the warm start's key names no stream (it predates the imitation stream; its rows stay the same)
             named = "" if stream == streams.WARM_START else f"{stream}:"
             renamed = rename_words(messages, f"rename-words:{named}{cfg.seed}:{index}")
             counts["renamed"] += renamed != messages  # episodes that named an organisation or event
             messages = renamed
-        rows.append((index, {"messages": messages}))
+        rows.append((index, template_row(messages, env.schemas, native)))
     return rows, counts

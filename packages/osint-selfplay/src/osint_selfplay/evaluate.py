@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from osint_eval.evaluate import evaluate, extend
 from osint_eval.metrics import compare, summarize
@@ -19,12 +19,19 @@ from osint_gym.benchmark import benchmark_tasks, benchmark_world
 from osint_gym.errors import TaskError
 from osint_gym.tasks import verified
 from osint_selfplay.artifacts import atomic_write_json
+from osint_selfplay.config import RunConfig
 from osint_selfplay.curves import run_curves, selfplay_curves
 from osint_selfplay.errors import ConfigError
-from osint_selfplay.state import RoundSummary, RunState
+from osint_selfplay.state import RoundSummary, RunState, RunSummary
 
-if TYPE_CHECKING:  # the loop hands itself in; importing it here would be a cycle (loop imports this module)
-    from osint_selfplay.loop import SelfPlayRun
+class EvaluatedRun(Protocol):
+    """What the closing evaluation reads of a run (`osint_selfplay.loop.SelfPlayRun` is one): its config, its
+    folder and its summary so far (the rounds' figures and curves, an earlier evaluation)."""
+
+    cfg: RunConfig
+    root: Path
+    summary: RunSummary
+
 
 HEADLINE = ("success", "reward", "tool_calls", "critical_steps")  # the run summary's per-model figures
 DRY_RUN_EVAL_TASKS = 16  # a dry run is a smoke test: it evaluates at most this many tasks, and says so
@@ -177,7 +184,7 @@ def _taskset(cfg: Any, split: str) -> TaskSet:
                                                                   eval_task_limit(ev.limit, cfg.dry_run)), split)
 
 
-def evaluate_run(run: SelfPlayRun, state: RunState, controls: dict[str, str] | None = None) -> dict[str, Any]:
+def evaluate_run(run: EvaluatedRun, state: RunState, controls: dict[str, str] | None = None) -> dict[str, Any]:
     """The closing evaluation of the untrained model, the warm start, the final answerer, the
     ``controls`` trained in the job ({name: model}) and the scripted baselines, paired."""
     cfg = run.cfg
@@ -200,7 +207,7 @@ def evaluate_run(run: SelfPlayRun, state: RunState, controls: dict[str, str] | N
     return _write(run, reports, paths, pairs, single_turn)
 
 
-def evaluate_controls(run: SelfPlayRun, controls: dict[str, str]) -> dict[str, Any]:
+def evaluate_controls(run: EvaluatedRun, controls: dict[str, str]) -> dict[str, Any]:
     """Add controls trained after the job ({name: model}) to its evaluation: only they are run, on each report's
     tasks, and paired with every model in it (`osint_eval.evaluate.extend`)."""
     cfg, ev = run.cfg, run.cfg.eval
@@ -238,7 +245,7 @@ def _split_figures(report: Any, pairs: list[tuple[str, str]], seed: int) -> dict
     }
 
 
-def _write(run: SelfPlayRun, reports: dict[str, Any], paths: dict[str, str], pairs: list[tuple[str, str]],
+def _write(run: EvaluatedRun, reports: dict[str, Any], paths: dict[str, str], pairs: list[tuple[str, str]],
            single_turn: dict[str, Any] | None) -> dict[str, Any]:
     """Write each split's report into the run folder (the run's curves in the first) and return the run
     summary's evaluation figures: the first split's at the top, the others under ``splits``, and the hard

@@ -12,7 +12,6 @@ curriculum's in its control arm (`osint_selfplay.controls`).
 
 from __future__ import annotations
 
-import dataclasses
 import random
 from collections import Counter
 from collections.abc import Callable
@@ -24,7 +23,7 @@ from osint_gym.world import World
 from osint_selfplay.curriculum import FrontierCurriculum
 from osint_selfplay.rewards import FRONTIER_BAND, in_band
 
-SolveRates = Callable[[list[tuple[World, Task]]], list[float]]
+RateTasks = Callable[[list[tuple[World, Task]]], list[Task]]  # each task with its solve rate (`SolverSampler.rate`)
 Generate = Callable[[list[list[dict[str, str]]]], list[str]]
 
 
@@ -56,13 +55,12 @@ def curriculum_batch(worlds: list[World], offers: list[Offer], curriculum: Front
     return validate_sampled(worlds, offers, picks, max_hops=max_hops, id_prefix=id_prefix)
 
 
-def with_rates(batches: list[SampledBatch], worlds_of: Callable[[Task], World],
-               solve_rates: SolveRates) -> list[list[Task]]:
-    """Each batch's valid tasks with the frozen answerer's estimated solve rate in their provenance; one
-    call plays every task of every batch (the solver plays a task two batches share once)."""
+def with_rates(batches: list[SampledBatch], worlds_of: Callable[[Task], World], rate: RateTasks) -> list[list[Task]]:
+    """Each batch's valid tasks with the frozen answerer's estimated solve rate in their provenance (and the stamp
+    of the answerer's episodes, `SolverSampler.rate`); one call plays every task of every batch (the solver plays
+    a task two batches share once)."""
     tasks = [t for b in batches for t in b.tasks]
-    rates = solve_rates([(worlds_of(t), t) for t in tasks]) if tasks else []
-    rated = [dataclasses.replace(t, provenance={**t.provenance, "solve_rate": p}) for t, p in zip(tasks, rates)]
+    rated = rate([(worlds_of(t), t) for t in tasks]) if tasks else []
     out, start = [], 0
     for b in batches:
         out.append(rated[start : start + len(b.tasks)])
@@ -70,7 +68,7 @@ def with_rates(batches: list[SampledBatch], worlds_of: Callable[[Task], World],
     return out
 
 
-def sample_round(worlds: list[World], offers: list[Offer], generate: Generate, solve_rates: SolveRates, *,
+def sample_round(worlds: list[World], offers: list[Offer], generate: Generate, rate: RateTasks, *,
                  max_hops: int, round_index: int, curriculum: FrontierCurriculum | None, seed: int,
                  worlds_of: Callable[[Task], World]) -> tuple[dict[str, Any], dict[str, list[Any]]]:
     """(figures, files) of a round's frontier sample: the learned generator's proposals on ``offers`` and,
@@ -80,7 +78,7 @@ def sample_round(worlds: list[World], offers: list[Offer], generate: Generate, s
     if curriculum is not None:
         batches.append(curriculum_batch(worlds, offers, curriculum, f"{seed}:curriculum:{round_index}", max_hops,
                                         f"cur-r{round_index}-"))
-    rated = with_rates(batches, worlds_of, solve_rates)
+    rated = with_rates(batches, worlds_of, rate)
     figures: dict[str, Any] = {"band": list(FRONTIER_BAND), "reasons": learned.reasons, **arm_figures(rated[0],
                                                                                                        len(offers))}
     files: dict[str, list[Any]] = {"proposals.jsonl": learned.records, "tasks.jsonl": [t.to_dict() for t in rated[0]]}

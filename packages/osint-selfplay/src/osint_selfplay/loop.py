@@ -172,10 +172,13 @@ class SelfPlayRun:
             out = self.run_dir(None, f"warm_start/{role}")
 
             def fn(role: str = role, out: Path = out) -> dict[str, Any]:
-                rows, counts = data.warm_start_rows(self.pool, cfg, role)
+                src = bases.generator if role in ("shared", "generator") else bases.answerer
+                # demonstrations in the format the rollout and evaluation give this model's template
+                native = cfg.answerer.mode == "multi_turn" and role != "generator" and phases.renders_tools(
+                    resolve_model(src))
+                rows, counts = data.warm_start_rows(self.pool, cfg, role, native)
                 if self.dist.is_main:
                     atomic_write_jsonl(out / "demonstrations.jsonl", rows)
-                src = bases.generator if role in ("shared", "generator") else bases.answerer
                 name = cfg.model.generator if role != "answerer" else cfg.model.answerer
                 return {
                     **phases.run_sft(resolve_model(src), rows, cfg, out, role, name),
@@ -244,7 +247,7 @@ class SelfPlayRun:
             solver = self._solver(frozen, stream_seed(cfg.seed, "sample_solver", r))
             try:
                 figures, files = frontier.sample_round(
-                    worlds, offers, generate, solver.solve_rates, max_hops=cfg.generator.max_hops, round_index=r,
+                    worlds, offers, generate, solver.rate, max_hops=cfg.generator.max_hops, round_index=r,
                     curriculum=curriculum, seed=cfg.seed,
                     worlds_of=lambda t: self.pool.world(t.provenance["world_seed"]))
             finally:
@@ -422,8 +425,10 @@ class SelfPlayRun:
         self.summary.output_dir = str(self.root)
         self.summary.final_models = dataclasses.replace(state.current)
         self.summary.warm_start_models = warm if cfg.warm_start_on else None
-        models = controls.train(self, equal_compute=cfg.warm_start.control, uniform=cfg.answerer.uniform_control,
-                                curriculum=cfg.generator.curriculum_control, imitation=cfg.warm_start.imitation_control)
+        trained = controls.train(self, equal_compute=cfg.warm_start.control, uniform=cfg.answerer.uniform_control,
+                                 curriculum=cfg.generator.curriculum_control,
+                                 imitation=cfg.warm_start.imitation_control)
+        models = self.record_controls(trained)
         if cfg.eval.enabled:
             self.summary.evaluation = self.run_phase(None, "evaluation", lambda: evaluate_run(self, state, models))
         self.write_summary()
@@ -444,6 +449,12 @@ class SelfPlayRun:
                 if step != "answerer" or not cfg.relabel.enabled or cfg.relabel.grpo:
                     setattr(round_summary, step, self.answerer_phase(r, current, step))
         return round_summary
+
+    def record_controls(self, trained: dict[str, Metrics]) -> dict[str, str]:
+        """Write the controls `controls.train` returned into the summary; returns {name: model} to evaluate."""
+        for name, result in trained.items():
+            setattr(self.summary, name, result)
+        return controls.models(trained)
 
     def write_summary(self) -> None:
         """Write ``summary.json`` with its claims (the main process), then wait for every process."""
@@ -466,9 +477,10 @@ def _add_controls(run: SelfPlayRun) -> RunSummary:
     if cfg.dry_run:
         raise ConfigError(f"the run in {str(run.root)!r} is a dry run: it trained nothing to control")
     packed = cfg.warm_start_on and cfg.warm_start.packing
-    models = controls.train(run, equal_compute=packed and not summary.control, uniform=not summary.uniform_control,
-                            curriculum=cfg.generator.curriculum and not summary.curriculum_control,
-                            imitation=packed and cfg.answerer.mode == "multi_turn" and not summary.imitation_reference)
+    trained = controls.train(run, equal_compute=packed and not summary.control, uniform=not summary.uniform_control,
+                             curriculum=cfg.generator.curriculum and not summary.curriculum_control,
+                             imitation=packed and cfg.answerer.mode == "multi_turn" and not summary.imitation_reference)
+    models = run.record_controls(trained)
     if cfg.eval.enabled and models:
         summary.evaluation = evaluate_controls(run, models)
     run.write_summary()

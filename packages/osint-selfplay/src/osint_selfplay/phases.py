@@ -20,6 +20,7 @@ from tqdm import tqdm
 
 from osint_eval.modeling import load_model_and_tokenizer
 from osint_eval.policies import HFPolicy
+from osint_gym import chat
 from osint_selfplay import sft
 from osint_selfplay.artifacts import atomic_dir, atomic_write_jsonl, write_model_card
 from osint_selfplay.config import RunConfig
@@ -138,6 +139,14 @@ def copy_model(src: str, folder: Path, card: dict[str, Any]) -> None:
         write_model_card(tmp, **card)
 
     atomic_dir(folder, build)
+
+
+def renders_tools(model_path: str) -> bool:
+    """Whether the chat template of the model in ``model_path`` renders tools (`osint_gym.chat.supports_tools`):
+    its multi-turn conversations, demonstrations included, are then in that template's tool-call format."""
+    from transformers import AutoTokenizer
+
+    return chat.supports_tools(AutoTokenizer.from_pretrained(model_path).chat_template)
 
 
 def run_sft(model_path: str, rows: list[dict[str, Any]], cfg: RunConfig, out: Path, role: str, base_model: str, *,
@@ -301,10 +310,13 @@ def extra_rows(batch_size: int, share: float) -> int:
 
 def _pack_rows(sft: Any, tokenizer: Any, rows: list[dict[str, Any]], max_length: int) -> Any:
     """``rows`` (messages, or prompt/completion pairs) tokenized with their assistant masks (a relabelled
-    row's ``masked_turns`` first turns masked out) and packed into rows of ``max_length``."""
+    row's ``masked_turns`` first turns masked out; a native row's ``tools`` given to the template) and packed
+    into rows of ``max_length``."""
     conversations = as_messages(rows)
+    tools = [json.loads(r["tools"]) if r.get("tools") else None for r in conversations]  # native rows' schemas
     return sft.pack(sft.tokenize(tokenizer, [r["messages"] for r in conversations],
-                                 masked_turns=[int(r.get("masked_turns", 0)) for r in conversations]), max_length)
+                                 masked_turns=[int(r.get("masked_turns", 0)) for r in conversations],
+                                 tools=tools), max_length)
 
 
 def grpo_args(phase: GRPOPhaseConfig, cfg: RunConfig, out: Path, seed: int, path: str = "grpo") -> Any:

@@ -25,21 +25,20 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 from osint_eval.evaluate import worker_pool
 from osint_eval.policies import HFPolicy
 from osint_eval.runner import run_multi_turn
-from osint_gym import chat
 from osint_gym.actions import parse_action
 from osint_gym.agents import oracle_continuation, unseen_ids
+from osint_gym.spec import RESET_OPTIONS, RESET_SEED
 from osint_gym.tasks import Task
 from osint_gym.world import World
 from osint_selfplay import phases
 from osint_selfplay.artifacts import read_jsonl
 from osint_selfplay.config import RunConfig
-from osint_selfplay.data import rename_words
-from osint_selfplay.rollout import episode_env
+from osint_selfplay.data import rename_words, template_row
 from osint_selfplay.worlds import WorldPool
 
 COUNTS = ("episodes", "solved", "failed", "states", "ended", "incorrect", "followed", "after_error", "unseen_ids",
@@ -50,7 +49,7 @@ Rows = list[dict[str, Any]]
 
 
 def relabel_episode(pool: WorldPool, cfg: RunConfig, world: World, task: Task,
-                    actions: list[str]) -> tuple[Rows, dict[str, int]]:
+                    actions: list[str], native: bool = False) -> tuple[Rows, dict[str, int]]:
     """The relabelled conversations of one failed episode of the answerer (its ``actions``), where the
     oracle's continuation is correct and uses no id before the agent saw it; ``masked_turns``: the
     answerer's own turns. ``relabel.states = "all"``: one per state it reached (after each of its turns
@@ -58,7 +57,8 @@ def relabel_episode(pool: WorldPool, cfg: RunConfig, world: World, task: Task,
     action that does not parse), so no row teaches what to do after one (a tiny model taught to retry
     after a failed lookup retries the same miscopied call until its steps run out: benchmarks/RESULTS.md);
     ``"divergence"``: one, at the first state where its next turn is not the teacher's (the calls compared as
-    a set), so the loss falls where it went wrong and no row starts after its mistake."""
+    a set), so the loss falls where it went wrong and no row starts after its mistake. ``native``: the rows in the
+    format of a template that renders tools, with the env's schemas (`data.template_row`)."""
     spec = cfg.answerer.episode_spec()
     divergence = cfg.relabel.states == "divergence"
     counts = dict.fromkeys(COUNTS, 0)
@@ -68,8 +68,9 @@ def relabel_episode(pool: WorldPool, cfg: RunConfig, world: World, task: Task,
     first = 0 if divergence or not actions else 1
     for k in range(first, len(actions) + 1):
         counts["states"] += 1
-        env = episode_env(pool, task, cast(int, world.seed), spec)
-        record = oracle_continuation(env, actions[:k], action_format=spec.action_format, options={"task_index": 0})
+        env = spec.make_env(world, task)
+        record = oracle_continuation(env, actions[:k], action_format=spec.action_format, seed=RESET_SEED,
+                                     options=dict(RESET_OPTIONS))
         if record is None:
             counts["ended"] += 1  # the answerer's k-th turn ended the episode: nothing to continue
             continue
@@ -85,13 +86,10 @@ def relabel_episode(pool: WorldPool, cfg: RunConfig, world: World, task: Task,
         if unseen_ids(record, from_turn=k):
             counts["unseen_ids"] += 1
             continue
-        turns = record.turns
-        messages = chat.episode_messages(record.first_observation, [t.action for t in turns],
-                                         [t.observation for t in turns[:-1]], short=spec.action_format == "short",
-                                         system=spec.describe_tools)
+        messages = spec.conversation(record)  # plain: renamed as text, then in the template's format
         if cfg.warm_start.rename_words:  # as the demonstrations are: every made-up word is trained, not the worlds' own
             messages = rename_words(messages, f"rename-words:relabel:{cfg.seed}:{world.seed}:{task.task_id}:{k}")
-        rows.append({"messages": messages, "masked_turns": k})
+        rows.append({**template_row(messages, env.schemas, native), "masked_turns": k})
         if divergence:
             break
     return rows, counts
@@ -126,7 +124,8 @@ def _shard(policy: Any, pool: WorldPool, cfg: RunConfig, items: list[dict[str, A
                     counts["solved"] += 1
                     continue
                 counts["failed"] += 1
-                found, c = relabel_episode(pool, cfg, world, task, [t["action"] for t in result.transcript])
+                found, c = relabel_episode(pool, cfg, world, task, [t["action"] for t in result.transcript],
+                                           native=bool(getattr(policy, "native_tools", False)))
                 rows += found
                 for key, value in c.items():
                     counts[key] += value

@@ -18,6 +18,7 @@ from typing import Any
 from osint_gym.proposals import Offer, grounding, parse_proposal, validate_proposal
 from osint_gym.single_turn import Context, score_completion
 from osint_gym.tasks import DuplicateFilter, Task, task_signature
+from osint_gym.tasks.task import DEFAULT_BUDGETS
 from osint_selfplay.config import GeneratorConfig
 from osint_selfplay.curriculum import choice_bin
 from osint_selfplay.worlds import WorldPool
@@ -156,12 +157,13 @@ class GeneratorReward:
     share) and per distinct task an observation (`observations`: the offered path's curriculum bin, its
     episodes and successes), from which `osint_selfplay.curriculum` estimates its bins."""
 
-    def __init__(self, pool: WorldPool, cfg: GeneratorConfig, solver: Any, max_steps: int = 24) -> None:
+    def __init__(self, pool: WorldPool, cfg: GeneratorConfig, solver: Any,
+                 max_steps: int = DEFAULT_BUDGETS.max_steps) -> None:
         self.__name__ = "GeneratorReward"
         self.pool = pool
         self.cfg = cfg
         self.solver = solver  # .solve_rates(list[(World, Task)]) -> list[float] and .k; None in dry runs
-        self.max_steps = max_steps
+        self.max_steps = max_steps  # a proposal is verified under osint-gym's default budgets (its stamp's)
         # recent valid proposals (this batch included): osint-gym's one duplicate rule plus the near-copy rule
         self.history = DuplicateFilter(jaccard=cfg.duplicate_jaccard, max_history=cfg.history_size)
         self.reasons: Counter[str] = Counter()

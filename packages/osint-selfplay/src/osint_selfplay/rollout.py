@@ -15,7 +15,7 @@ plain JSON-action format (`osint_gym.chat`). The reward is the
 episode's osint-gym reward, computed by the env from what happened; the counts the env measured
 (tool calls, critical steps, useful parallel calls) travel with each rollout to the reward function.
 
-Episodes run through osint-gym's one episode loop (`osint_gym.agents.run_episodes`) with a batch
+Episodes run through osint-gym's one episode loop (`osint_gym.spec.EpisodeSpec.play`) with a batch
 agent that generates every pending turn together; when the token budget runs out the agent stops
 its episode, which the env scores as its own truncation. Everything logged comes from the env's
 episode record. Generation goes through the trainer's own single-turn generator, so the same code
@@ -32,29 +32,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from osint_gym import chat
-from osint_gym.agents import run_episodes
 from osint_gym.env import OSINTEnv
-from osint_gym.episode import EpisodeRecord, EpisodeSpec
+from osint_gym.episode import EpisodeRecord
+from osint_gym.spec import EpisodeSpec
 from osint_gym.tasks import Task
+from osint_selfplay.data import prompt_key
 from osint_selfplay.errors import SelfPlayError
 from osint_selfplay.trl_compat import generate_turn, rollout_decoder
 from osint_selfplay.worlds import WorldPool
-
-
-def prompt_key(prompt: Any) -> str:
-    return json.dumps(prompt, sort_keys=True)
-
-
-def episode_env(pool: WorldPool, task: Task, world_seed: int, spec: EpisodeSpec) -> OSINTEnv:
-    """The env of one multi-turn task served as ``spec`` says (the task is stamped, so building it verifies nothing)."""
-    return OSINTEnv(world=pool.world(world_seed), tasks=[task], **spec.env_kwargs())
-
-
-def episode_prompt(pool: WorldPool, task: Task, world_seed: int, spec: EpisodeSpec) -> list[dict[str, Any]]:
-    """The row prompt of a multi-turn task: the system message (none without ``spec.describe_tools``) and
-    the env's reset observation."""
-    obs, _ = episode_env(pool, task, world_seed, spec).reset(seed=0, options={"task_index": 0})
-    return chat.start_messages(obs, short=spec.action_format == "short", system=spec.describe_tools)
 
 
 @dataclass
@@ -72,8 +57,8 @@ class _TokenAgent:
     """The policy under training as a `BatchAgent`: one generation call per turn for every pending
     episode, token ids and the env mask kept per episode, ``None`` once the token budget is spent."""
 
-    def __init__(self, rollout: MultiTurnRollout, trainer: Any, prompts: list[Any]) -> None:
-        self.rollout, self.trainer, self.prompts = rollout, trainer, prompts
+    def __init__(self, rollout: MultiTurnRollout, trainer: Any) -> None:
+        self.rollout, self.trainer, self.spec = rollout, trainer, rollout.spec
         self.tokenizer = trainer.processing_class
         self.budget = trainer.max_completion_length
         self.eos_ids = set(getattr(trainer, "eos_token_ids", [self.tokenizer.eos_token_id]))
@@ -82,11 +67,11 @@ class _TokenAgent:
         self.decoder = rollout_decoder(trainer, rollout.decoding)
 
     def reset(self, index: int, env: OSINTEnv, observation: str, info: dict[str, Any]) -> None:
-        # the row's prompt is the plain opening; a native template gets the env's schemas instead
-        messages = chat.start_messages(observation, native=True) if self.native else list(self.prompts[index])
+        # the spec's opening, as evaluation builds it (the row's prompt is its plain form, the rollout's key)
+        messages = self.spec.start_messages(observation, info, native=self.native)
         tools = info["tools"] if self.native else None
         ids = self.tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=True,
-                                                 **chat.template_kwargs(tools, self.native))
+                                                 **self.spec.template_kwargs(info, self.native))
         self.state[index] = _Tokens(messages, ids["input_ids"] if hasattr(ids, "keys") else list(ids), tools)
 
     def _add_observation(self, ep: _Tokens, observation: str) -> bool:
@@ -197,10 +182,10 @@ class MultiTurnRollout:
         envs = []
         for prompt in prompts:
             task, world_seed = self.tasks[prompt_key(prompt)]
-            envs.append(episode_env(self.pool, task, world_seed, self.spec))
-        agent = _TokenAgent(self, trainer, list(prompts))
-        # every member of a group starts from the same state: the same task, reset the same way
-        records = run_episodes(envs, agent, seeds=[0] * len(envs), options=[{"task_index": 0}] * len(envs))
+            envs.append(self.spec.make_env(self.pool.world(world_seed), task))
+        agent = _TokenAgent(self, trainer)
+        # every member of a group starts from the same state: the same task, reset the same way (the spec's)
+        records = self.spec.play(envs, agent)
         return self._result(records, [agent.state[i] for i in range(len(envs))])
 
     def _result(self, records: list[EpisodeRecord], tokens: list[_Tokens]) -> dict[str, Any]:

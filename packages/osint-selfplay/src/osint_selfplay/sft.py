@@ -69,15 +69,24 @@ def mask_first_turns(mask: list[int], turns: int) -> list[int]:
 
 
 def tokenize(tokenizer: Any, conversations: list[list[dict[str, Any]]], batch: int = 512,
-             masked_turns: list[int] | None = None) -> list[tuple[list[int], list[int]]]:
+             masked_turns: list[int] | None = None,
+             tools: list[list[dict[str, Any]] | None] | None = None) -> list[tuple[list[int], list[int]]]:
     """(token ids, assistant mask) per conversation, rendered by the tokenizer's chat template; a
     template without ``{% generation %}`` markers cannot mask the environment's text and is refused.
-    ``masked_turns[i]``: conversation i's first assistant turns that get no loss."""
+    ``masked_turns[i]``: conversation i's first assistant turns that get no loss. ``tools[i]``: the tool
+    schemas conversation i's template renders (a native tool-call conversation), None for none."""
+    tools = tools or [None] * len(conversations)
     out: list[tuple[list[int], list[int]]] = []
     for start in range(0, len(conversations), batch):
-        enc = tokenizer.apply_chat_template(conversations[start : start + batch], tokenize=True, return_dict=True,
-                                            return_assistant_tokens_mask=True)
-        for j, (ids, mask) in enumerate(zip(enc["input_ids"], enc["assistant_masks"])):
+        chunk, schemas = conversations[start : start + batch], tools[start : start + batch]
+        if any(schemas):  # the template takes one tools list per call: one conversation at a time
+            encs = [tokenizer.apply_chat_template([c], tokenize=True, return_dict=True, return_assistant_tokens_mask=True,
+                                                  **({"tools": t} if t else {})) for c, t in zip(chunk, schemas)]
+            pairs = [(e["input_ids"][0], e["assistant_masks"][0]) for e in encs]
+        else:
+            enc = tokenizer.apply_chat_template(chunk, tokenize=True, return_dict=True, return_assistant_tokens_mask=True)
+            pairs = list(zip(enc["input_ids"], enc["assistant_masks"]))
+        for j, (ids, mask) in enumerate(pairs):
             skip = masked_turns[start + j] if masked_turns else 0
             out.append((list(ids), mask_first_turns(list(mask), skip) if skip else list(mask)))
     if out and not any(any(m) for _, m in out):

@@ -7,16 +7,22 @@ osint-eval's episode runner, so the solve rate is the one of the agent being tra
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from osint_eval.evaluate import run_items_sharded, worker_pool
 from osint_eval.policies import HFPolicy
 from osint_eval.runner import run_multi_turn_items
-from osint_gym.episode import EpisodeSpec
+from osint_gym.spec import EpisodeSpec
 from osint_gym.errors import TaskError
 from osint_gym.single_turn import answer_messages, build_context, score_completion
 from osint_gym.tasks import Task, task_signature, verified
 from osint_gym.world import World
+
+
+def _rated(task: Task, rate: float) -> Task:
+    """``task`` with its estimated solve rate in its provenance."""
+    return dataclasses.replace(task, provenance={**task.provenance, "solve_rate": rate})
 
 
 class SolverSampler:
@@ -55,6 +61,12 @@ class SolverSampler:
 
     def solve_rates(self, items: list[tuple[World, Task]]) -> list[float]:
         """Solve rate of each (world, task): the share of k samples that answer correctly."""
+        return [float(t.provenance["solve_rate"]) for t in self.rate(items)]
+
+    def rate(self, items: list[tuple[World, Task]]) -> list[Task]:
+        """Each (world, task)'s task with its solve rate (``provenance["solve_rate"]``): the share of k samples
+        that answer correctly. Multi-turn, a task played under the spec carries the stamp of its verification under
+        the spec's budgets, so the answerer's rows do not verify it again."""
         if self.spec is not None:
             return self._episode_rates(items, self.spec)
         tasks = [t for _, t in items]
@@ -69,19 +81,20 @@ class SolverSampler:
         for i, (task, ctx) in enumerate(zip(tasks, contexts)):
             samples = outs[i * self.k : (i + 1) * self.k]
             rates.append(sum(score_completion(task, s, ctx).correct for s in samples) / self.k)
-        return rates
+        return [_rated(t, p) for t, p in zip(tasks, rates)]
 
-    def _episode_rates(self, items: list[tuple[World, Task]], spec: EpisodeSpec) -> list[float]:
+    def _episode_rates(self, items: list[tuple[World, Task]], spec: EpisodeSpec) -> list[Task]:
         """k episodes of every distinct task under ``spec`` (a task listed twice is played once), the tasks of
         every world in flight together, so that turns are generated in full batches."""
         first: dict[Any, int] = {}  # task signature -> the item that stands for it
         playable: list[tuple[int, World, Task]] = []
         rates = [0.0] * len(items)
+        tasks = [t for _, t in items]
         for i, (world, task) in enumerate(items):
             if first.setdefault(task_signature(task), i) != i:
                 continue
-            try:
-                task = verified(world, task, spec.budgets)  # generated tasks were verified under the default budgets
+            try:  # a generated task carries the stamp of its validation, under the default budgets
+                tasks[i] = task = verified(world, task, spec.budgets)
             except TaskError:
                 self.unsolvable += 1
                 continue
@@ -96,7 +109,8 @@ class SolverSampler:
             results = run_multi_turn_items(self.policy, repeated, spec=spec, batch_size=self.episode_batch)
         for j, (i, _, _) in enumerate(playable):
             rates[i] = sum(r.correct for r in results[j * self.k : (j + 1) * self.k]) / self.k
-        return [rates[first[task_signature(task)]] for _, task in items]
+        # a repeat of a task has the rate of its first listing; its stamp is its own (the wording may differ)
+        return [_rated(tasks[i], rates[first[task_signature(task)]]) for i, (_, task) in enumerate(items)]
 
     def close(self) -> None:
         """Stop the worker processes (if any) and drop the model."""

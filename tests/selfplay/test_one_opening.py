@@ -1,0 +1,106 @@
+"""One episode spec, one opening: the training rollout, osint-eval's runner and the demonstrations open an
+episode with the same token ids in every serving mode (observation format x action format x template x tool
+description), all built by `osint_gym.spec.EpisodeSpec.start_messages`."""
+
+from __future__ import annotations
+
+import itertools
+import json
+
+import pytest
+
+from osint_gym import chat
+from osint_selfplay import data, sft, streams
+from osint_selfplay.config import load_config
+from osint_selfplay.rollout import MultiTurnRollout
+from osint_selfplay.worlds import WorldPool
+
+from ..eval.native_chat import qwen_style_tokenizer
+from .conftest import micro_overrides
+
+MODES = list(itertools.product(["compact", "json"], ["short", "json"], [True, False], [True, False]))
+
+
+class _AnswerOnce:
+    """Stands in for GRPOTrainer in a rollout: its one turn answers (ending the episode)."""
+
+    max_completion_length = 256
+
+    def __init__(self, tokenizer):
+        self.processing_class = tokenizer
+        self.eos_token_ids = [tokenizer.eos_token_id]
+
+    def _generate_single_turn(self, prompt_ids, images, multimodal_fields, num_generations, has_tool_images=False):
+        ids = self.processing_class("answer person_0", add_special_tokens=False)["input_ids"]
+        return [list(ids) + [self.processing_class.eos_token_id] for _ in prompt_ids], None
+
+
+@pytest.fixture(scope="module")
+def tokenizers(tiny_path):
+    from transformers import AutoTokenizer
+
+    return {False: AutoTokenizer.from_pretrained(tiny_path, padding_side="left"),
+            True: qwen_style_tokenizer(tiny_path)}
+
+
+@pytest.fixture(scope="module")
+def policy(tiny_path):
+    from osint_eval.policies import HFPolicy
+
+    p = HFPolicy(tiny_path, batch_size=4, max_new_tokens=1)
+    yield p
+    p.close()
+
+
+@pytest.mark.parametrize(("observations", "actions", "native", "describe"), MODES,
+                         ids=[f"{o}-{a}-{'native' if n else 'plain'}-{'described' if d else 'bare'}"
+                              for o, a, n, d in MODES])
+def test_training_evaluation_and_demonstrations_open_with_the_same_tokens(
+    tmp_path, tokenizers, policy, observations, actions, native, describe
+):
+    from osint_eval.runner import run_multi_turn_items
+
+    cfg = load_config(None, micro_overrides(tmp_path, **{
+        "answerer.mode": "'multi_turn'", "answerer.observation_format": f"'{observations}'",
+        "answerer.action_format": f"'{actions}'", "answerer.describe_tools": str(describe).lower(),
+        "answerer.max_observation_chars": 4000, "warm_start.answerer_examples": 1, "warm_start.workers": 1,
+        "warm_start.rename_words": "false"}))
+    tok = tokenizers[native]
+    assert chat.supports_tools(tok.chat_template) is native
+    pool = WorldPool(cfg.train_worlds, cfg.seed)
+    spec = cfg.answerer.episode_spec()
+    (world, task), = data.seed_tasks(pool, cfg, 1, 0, streams.WARM_START, difficulties=cfg.warm_start.difficulties)
+
+    # training: the rollout's prompt ids
+    rows, dropped = data.multi_turn_rows(pool, cfg, [(world, task, "seed")])
+    assert dropped == 0
+    out = MultiTurnRollout(pool, rows, spec=spec)([rows[0]["prompt"]], _AnswerOnce(tok))
+    training = out["prompt_ids"][0]
+
+    # evaluation: the text osint-eval's model policy renders for the first turn, tokenized as it tokenizes it
+    rendered: list[str] = []
+    render = policy.render
+    policy.tokenizer, policy.native_tools = tok, native
+    policy.render = lambda convs, tools=None: rendered.extend(render(convs, tools)) or render(convs, tools)
+    try:
+        run_multi_turn_items(policy, [(world, task)], spec=spec, batch_size=1)
+    finally:
+        del policy.render
+    evaluation = tok(rendered[0], add_special_tokens=False)["input_ids"]
+
+    # demonstrations: the warm start's first conversation as the chat template renders it for SFT
+    demos, counts = data.sft_multi_turn_rows(pool, cfg, native=native)
+    assert counts["episodes"] == 1 and len(demos) == 1
+    assert ("tools" in demos[0]) is native
+    tools = {"tools": json.loads(demos[0]["tools"])} if native else {}
+    demo_ids = tok.apply_chat_template(demos[0]["messages"], tokenize=True, return_dict=True, **tools)["input_ids"]
+    if not native:  # the packed loop's tokenization (the test template marks no assistant turns to mask)
+        (packed_ids, mask), = sft.tokenize(tok, [demos[0]["messages"]])
+        assert packed_ids == demo_ids and not any(mask[: len(training)]) and any(mask)
+
+    assert training == evaluation
+    assert demo_ids[: len(training)] == training
+    text = tok.decode(training)
+    assert ("OSINT investigator" in text) is describe  # no system message without describe_tools, native or not
+    assert ("<tools>" in text) is native  # a native template lists the env's tools in every mode
+    assert task.question in text
