@@ -125,3 +125,23 @@ def test_make_policy_specs():
         make_policy("openai:http://x")
     with pytest.raises(EvalError, match="does not exist"):
         make_policy("./no/such/model")
+
+
+def test_a_multi_turn_row_wraps_the_envs_episode_record(dev):
+    """The runner's row keeps the env's own record (turn errors and parallel calls included) and reads its figures
+    from it; the report's row is the flat part, and reads back equal."""
+    from osint_eval.runner import EpisodeResult
+
+    (result,) = run_multi_turn(OraclePolicy(), dev.world, dev.tasks[:1])
+    record = result.record
+    assert record is not None and record.task.task_id == result.task_id == dev.tasks[0].task_id
+    assert (result.steps, result.tool_calls, result.reward, result.correct, result.end) == (
+        record.critical_steps, record.tool_calls, record.reward, record.correct, record.end)
+    assert [t["action"] for t in result.transcript] == [t.action for t in record.turns]
+    assert all(t.error is None for t in record.turns) and record.parallel_calls >= 0
+    row = result.to_dict()
+    assert "record" not in row and json.loads(json.dumps(row)) == row
+    back = EpisodeResult(**row)
+    assert back == result and back.record is None
+    (single,) = run_single_turn(OraclePolicy(), dev.world, dev.tasks[:1])
+    assert single.record is None and single.correct

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from osint_selfplay import trl_compat
-from osint_selfplay.errors import IncompatibleTRLError
+from osint_selfplay.errors import ConfigError, IncompatibleTRLError
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -116,3 +116,26 @@ def test_the_plain_head_is_not_applied_where_trls_is_needed(tiny_path):
     assert trl_compat.plain_lm_head(SimpleNamespace(model=model, temperature=1.0, ref_model=object())) is False
     model.config.final_logit_softcapping = 30.0
     assert trl_compat.plain_lm_head(SimpleNamespace(model=model, temperature=1.0, ref_model=None)) is False
+
+
+def test_the_lm_head_switch_keeps_trls_head_when_off(tiny_path):
+    """``model.plain_lm_head = false`` leaves the model TRL patched as it is; on, the plain head replaces it (on a
+    device without Triton, checked against the installed TRL's own internals)."""
+    from types import SimpleNamespace
+
+    from transformers import AutoModelForCausalLM
+    from trl.kernels.chunked_logprob import _use_triton
+    from trl.trainer.utils import add_fused_lm_head
+
+    from osint_selfplay.config import load_config
+
+    for plain, expected in ((False, "trl"), (True, "plain")):
+        model = AutoModelForCausalLM.from_pretrained(tiny_path)
+        add_fused_lm_head(model, temperature=1.0, outputs=("log_probs", "entropy"))
+        assert not _use_triton(model.device)  # the CPU these tests run on
+        fused = model.forward
+        cfg = load_config(None, [f"model.plain_lm_head={str(plain).lower()}"])
+        assert trl_compat.lm_head(SimpleNamespace(model=model, temperature=1.0, ref_model=None), cfg) == expected
+        assert (model.forward == fused) is not plain
+    with pytest.raises(ConfigError, match="plain_lm_head"):
+        load_config(None, ["model.plain_lm_head='yes'"])

@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from osint_eval.interface import Policy, PolicyInput
 from osint_gym import chat
 from osint_gym.env import OSINTEnv
 from osint_gym.episode import EpisodeRecord
-from osint_gym.spec import DEFAULT_SPEC, EpisodeSpec
 from osint_gym.single_turn import answer_messages, build_context, parse_answer, score_completion
+from osint_gym.spec import DEFAULT_SPEC, EpisodeSpec
 from osint_gym.tasks import Task
 from osint_gym.world import World
 
@@ -22,6 +22,11 @@ IN_FLIGHT = 8
 
 @dataclass
 class EpisodeResult:
+    """osint-eval's row of one episode, the unit of its metrics and reports. A multi-turn row wraps the env's
+    `EpisodeRecord` (``record``: every turn with its error, the parallel-call counts, the task) and reads its
+    figures from it (`from_record`); the flat fields are what a report file keeps of it, so a row read back from
+    a report, or a single-turn answer (no env episode), has ``record`` None."""
+
     task_id: str
     family: str
     difficulty: str
@@ -40,9 +45,27 @@ class EpisodeResult:
     agent_evidence: list[list[str]] = field(default_factory=list)
     transcript: list[dict[str, str]] = field(default_factory=list)  # {"action", "observation"}
     end: str = "answered"  # how the episode ended (osint-gym's END_REASONS; "token_budget": a turn over max_new_tokens)
+    record: EpisodeRecord | None = field(default=None, compare=False, repr=False)  # the env's own, never written
+
+    @classmethod
+    def from_record(cls, record: EpisodeRecord) -> EpisodeResult:
+        """The row of an env's episode record (also of one read back from an Inspect log), wrapping it."""
+        task, b = record.task, record.breakdown
+        return cls(
+            task_id=task.task_id, family=task.family, difficulty=task.difficulty, question=task.question,
+            gold_answers=list(task.answers), gold_evidence=[list(e) for e in task.evidence], submitted=record.answer,
+            correct=b.correct, reward=b.total, breakdown=b.to_dict(), evidence_f1=b.evidence_f1,
+            steps=record.critical_steps, tool_calls=record.tool_calls, invalid_actions=record.invalid_actions,
+            parse_failures=record.parse_failures, agent_evidence=[list(e) for e in record.evidence],
+            transcript=[{"action": t.action, "observation": t.observation} for t in record.turns], end=record.end,
+            record=record,
+        )
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        """The report's row (the env's record stays in memory: the report keeps its flat fields)."""
+        out = asdict(replace(self, record=None))
+        del out["record"]
+        return out
 
 
 def run_single_turn(policy: Policy, world: World, tasks: list[Task], *, context_mode: str = "triples",
@@ -62,27 +85,14 @@ def run_single_turn(policy: Policy, world: World, tasks: list[Task], *, context_
         for task, context, completion in zip(chunk, contexts, completions):
             b = score_completion(task, completion, context)
             parsed = parse_answer(completion, context)
-            results.append(
-                EpisodeResult(
-                    task.task_id,
-                    task.family,
-                    task.difficulty,
-                    task.question,
-                    list(task.answers),
-                    [list(e) for e in task.evidence],
-                    parsed.answer,
-                    b.correct,
-                    b.total,
-                    b.to_dict(),
-                    b.evidence_f1,
-                    1,
-                    0,
-                    int(parsed.error is not None),
-                    int(parsed.error is not None),
-                    [list(e) for e in parsed.evidence],
-                    [{"action": completion, "observation": f"Context:\n{context.text}"}],
-                )
-            )
+            results.append(EpisodeResult(
+                task_id=task.task_id, family=task.family, difficulty=task.difficulty, question=task.question,
+                gold_answers=list(task.answers), gold_evidence=[list(e) for e in task.evidence],
+                submitted=parsed.answer, correct=b.correct, reward=b.total, breakdown=b.to_dict(),
+                evidence_f1=b.evidence_f1, steps=1, tool_calls=0, invalid_actions=int(parsed.error is not None),
+                parse_failures=int(parsed.error is not None), agent_evidence=[list(e) for e in parsed.evidence],
+                transcript=[{"action": completion, "observation": f"Context:\n{context.text}"}],
+            ))
         if progress is not None:
             progress.update(len(chunk))
     return results
@@ -155,18 +165,12 @@ def run_multi_turn_items(policy: Policy, items: list[tuple[World, Task]], *, spe
     # model policy sorts each turn's many prompts into batches of similar length (`HFPolicy.generate`)
     records = spec.play(envs, agent, max_active=in_flight * batch_size,
                         on_end=(lambda i, r: progress.update(1)) if progress is not None else None)
-    return [episode_result(r) for r in records]
+    return [EpisodeResult.from_record(r) for r in records]
 
 
 def episode_result(record: EpisodeRecord) -> EpisodeResult:
-    """osint-eval's row of an env's episode record (also of one read back from an Inspect log)."""
-    task, b = record.task, record.breakdown
-    return EpisodeResult(
-        task.task_id, task.family, task.difficulty, task.question, list(task.answers), [list(e) for e in task.evidence],
-        record.answer, b.correct, b.total, b.to_dict(), b.evidence_f1, record.critical_steps, record.tool_calls,
-        record.invalid_actions, record.parse_failures, [list(e) for e in record.evidence],
-        [{"action": t.action, "observation": t.observation} for t in record.turns], record.end,
-    )
+    """osint-eval's row of an env's episode record (`EpisodeResult.from_record`)."""
+    return EpisodeResult.from_record(record)
 
 
 def run(

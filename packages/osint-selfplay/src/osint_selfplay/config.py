@@ -15,8 +15,8 @@ import tomllib
 
 from osint_eval.modeling import DECODING_MODES
 from osint_gym.benchmark import parse_ref, shares_world
-from osint_gym.spec import EpisodeSpec
 from osint_gym.errors import from_table, read_toml, unknown_key_message
+from osint_gym.spec import EpisodeSpec
 from osint_gym.tasks import DEFAULT_BUDGETS, Budgets, FailureReason
 from osint_selfplay.errors import ConfigError
 from osint_selfplay.grpo_config import GRPOPhaseConfig
@@ -47,9 +47,14 @@ class ModelConfig:
     decoding: str = _f("generate", "Hugging Face generation (evaluation, sampling, CPU rollouts): 'generate' "
                        "(transformers'), 'exact' or 'prefix' (osint-eval's Decoder for small full-attention models; "
                        "see osint_eval.decoding).")
+    plain_lm_head: bool = _f(True, "GRPO on a device without Triton: TRL's fused LM head replaced by plain logits over "
+                             "the labelled positions, the same log-probabilities at a faster backward "
+                             "(osint_selfplay.trl_compat.plain_lm_head; false: TRL's own).")
 
     def __post_init__(self) -> None:
         _choice("model.dtype", self.dtype, ("float32", "bfloat16", "float16", "auto"))
+        if not isinstance(self.plain_lm_head, bool):
+            raise ConfigError(f"model.plain_lm_head must be true or false; got {self.plain_lm_head!r}")
         _choice("model.decoding", self.decoding, DECODING_MODES)
         for name in ("generator", "answerer"):
             if not isinstance(getattr(self, name), str) or not getattr(self, name):

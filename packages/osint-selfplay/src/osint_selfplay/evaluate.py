@@ -24,6 +24,7 @@ from osint_selfplay.curves import run_curves, selfplay_curves
 from osint_selfplay.errors import ConfigError
 from osint_selfplay.state import RoundSummary, RunState, RunSummary
 
+
 class EvaluatedRun(Protocol):
     """What the closing evaluation reads of a run (`osint_selfplay.loop.SelfPlayRun` is one): its config, its
     folder and its summary so far (the rounds' figures and curves, an earlier evaluation)."""

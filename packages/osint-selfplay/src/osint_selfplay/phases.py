@@ -29,7 +29,7 @@ from osint_selfplay.data import as_messages
 from osint_selfplay.errors import ConfigError, HealthError
 from osint_selfplay.grpo_config import GRPOPhaseConfig
 from osint_selfplay.rewards import ZERO_VARIANCE_METRIC
-from osint_selfplay.trl_compat import device_args, grpo_config, plain_lm_head
+from osint_selfplay.trl_compat import device_args, grpo_config, lm_head
 
 log = logging.getLogger("osint_selfplay")
 DECAY_START = "decay_start.pt"  # a packed warm start's state where its learning rate began to decay
@@ -290,7 +290,7 @@ def _packed_settings(cfg: RunConfig, extra_steps: int | None, skip_rows: int, ex
         seed=cfg.seed,
         warmup_steps=ws.warmup_steps
         if not skip_rows
-        else min(10, ws.warmup_steps),  # a fresh optimizer: a short warm-up
+        else min(sft.FRESH_WARMUP_STEPS, ws.warmup_steps),  # a fresh optimizer: a short warm-up
         max_seconds=(ws.max_seconds or None) if warm else None,
         max_steps=(ws.max_steps or None) if warm else extra_steps,
         skip_rows=skip_rows,
@@ -375,7 +375,7 @@ def run_grpo(
         rollout_func=rollout_func,
     )
     quiet_progress(trainer)
-    lm_head = "plain" if plain_lm_head(trainer) else "trl"  # see trl_compat.plain_lm_head
+    head = lm_head(trainer, cfg)  # see trl_compat.plain_lm_head
     before = _signature(trainer.model)
     t0 = time.perf_counter()
     trainer.train()
@@ -384,7 +384,7 @@ def run_grpo(
     rewards = _grpo_rewards(capture.logs, phase)
     health, warnings = _grpo_health(role, before, _signature(model), rewards["zero_variance_steps"], cfg.strict)
     metrics = {"steps": trainer.state.global_step, "seconds": seconds, "health": health, "warnings": warnings,
-               "lm_head": lm_head, **rewards}
+               "lm_head": head, **rewards}
     card["metrics"] = metrics
     if trainer.accelerator.is_main_process:
         atomic_write_jsonl(out / "metrics.jsonl", capture.logs)

@@ -39,6 +39,8 @@ from osint_selfplay import phases
 from osint_selfplay.artifacts import read_jsonl
 from osint_selfplay.config import RunConfig
 from osint_selfplay.data import rename_words, template_row
+from osint_selfplay.errors import SelfPlayError
+from osint_selfplay.sft import FRESH_WARMUP_STEPS
 from osint_selfplay.worlds import WorldPool
 
 COUNTS = ("episodes", "solved", "failed", "states", "ended", "incorrect", "followed", "after_error", "unseen_ids",
@@ -124,7 +126,9 @@ def _shard(policy: Any, pool: WorldPool, cfg: RunConfig, items: list[dict[str, A
                     counts["solved"] += 1
                     continue
                 counts["failed"] += 1
-                found, c = relabel_episode(pool, cfg, world, task, [t["action"] for t in result.transcript],
+                if result.record is None:
+                    raise SelfPlayError("osint-eval's multi-turn runner returned an episode without its env record")
+                found, c = relabel_episode(pool, cfg, world, task, [t.action for t in result.record.turns],
                                            native=bool(getattr(policy, "native_tools", False)))
                 rows += found
                 for key, value in c.items():
@@ -183,6 +187,6 @@ def train(cfg: RunConfig, r: int, start_model: str, warm_dir: Path, warm: dict[s
                              branch=branch, warm_steps=int(warm.get("steps") or 0), resume_data=bool(extra), **common)
     else:
         sft = phases.run_sft(start_model, main, cfg, out, "answerer", cfg.model.answerer,
-                             settings={"learning_rate": cfg.relabel.learning_rate, "warmup_steps": 10,
+                             settings={"learning_rate": cfg.relabel.learning_rate, "warmup_steps": FRESH_WARMUP_STEPS,
                                        "decay_fraction": 1.0}, **common)
     return {**sft, "sft_steps": sft.get("steps"), "sft_seconds": sft.get("seconds")}

@@ -68,6 +68,12 @@ def mask_first_turns(mask: list[int], turns: int) -> list[int]:
     return out
 
 
+def _render(tokenizer: Any, conversations: list[list[dict[str, Any]]], **kwargs: Any) -> Any:
+    """The chat template's token ids and assistant masks of ``conversations``."""
+    return tokenizer.apply_chat_template(conversations, tokenize=True, return_dict=True,
+                                         return_assistant_tokens_mask=True, **kwargs)
+
+
 def tokenize(tokenizer: Any, conversations: list[list[dict[str, Any]]], batch: int = 512,
              masked_turns: list[int] | None = None,
              tools: list[list[dict[str, Any]] | None] | None = None) -> list[tuple[list[int], list[int]]]:
@@ -80,11 +86,10 @@ def tokenize(tokenizer: Any, conversations: list[list[dict[str, Any]]], batch: i
     for start in range(0, len(conversations), batch):
         chunk, schemas = conversations[start : start + batch], tools[start : start + batch]
         if any(schemas):  # the template takes one tools list per call: one conversation at a time
-            encs = [tokenizer.apply_chat_template([c], tokenize=True, return_dict=True, return_assistant_tokens_mask=True,
-                                                  **({"tools": t} if t else {})) for c, t in zip(chunk, schemas)]
+            encs = [_render(tokenizer, [c], **({"tools": t} if t else {})) for c, t in zip(chunk, schemas)]
             pairs = [(e["input_ids"][0], e["assistant_masks"][0]) for e in encs]
         else:
-            enc = tokenizer.apply_chat_template(chunk, tokenize=True, return_dict=True, return_assistant_tokens_mask=True)
+            enc = _render(tokenizer, chunk)
             pairs = list(zip(enc["input_ids"], enc["assistant_masks"]))
         for j, (ids, mask) in enumerate(pairs):
             skip = masked_turns[start + j] if masked_turns else 0
@@ -139,6 +144,11 @@ def _batch(packed: Packed, rows: list[int], pad_id: int) -> dict[str, Any]:
     return {"input_ids": col([packed.input_ids[r] for r in rows], pad_id),
             "position_ids": col([packed.position_ids[r] for r in rows], 0, positions=True),
             "labels": col([packed.labels[r] for r in rows], -100)}
+
+
+# the warm-up of a fresh optimizer that continues a trained model (relabelling's SFT, a continuation from a
+# row offset): a few steps, as Adam's moment estimates need, not the warm start's own warm-up from scratch
+FRESH_WARMUP_STEPS = 10
 
 
 @dataclass(frozen=True)

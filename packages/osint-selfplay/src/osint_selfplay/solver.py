@@ -13,9 +13,9 @@ from typing import Any
 from osint_eval.evaluate import run_items_sharded, worker_pool
 from osint_eval.policies import HFPolicy
 from osint_eval.runner import run_multi_turn_items
-from osint_gym.spec import EpisodeSpec
 from osint_gym.errors import TaskError
 from osint_gym.single_turn import answer_messages, build_context, score_completion
+from osint_gym.spec import EpisodeSpec
 from osint_gym.tasks import Task, task_signature, verified
 from osint_gym.world import World
 

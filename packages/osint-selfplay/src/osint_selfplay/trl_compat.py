@@ -1,4 +1,4 @@
-"""The one place that knows TRL's shape: GRPOConfig's fields and the trainer's internal generator.
+"""The one place that knows TRL's shape: GRPOConfig's fields and every TRL internal this package touches.
 
 * `check_phase` validates a ``[grpo_*]`` table against ``dataclasses.fields(GRPOConfig)`` (names,
   with a did-you-mean, and type hints) and then lets GRPOConfig's own ``__post_init__`` judge the
@@ -9,6 +9,17 @@
   pins TRL to the versions this was checked against (``trl>=1.16,<1.17``). With ``model.decoding``
   ``"exact"`` or ``"prefix"`` and no vLLM, the turn is decoded by `osint_eval.decoding.Decoder` on the
   trainer's own model and sampling settings instead (`rollout_decoder`); vLLM rollouts are unchanged.
+
+Every private TRL touch point, all of them in this module (the README lists the same):
+
+1. ``GRPOTrainer._generate_single_turn`` (`generate_turn`; its signature checked by `check_generate_signature`).
+2. The sampling settings GRPOTrainer keeps as attributes, not in its public API: ``temperature``, ``top_p``,
+   ``top_k``, ``min_p``, ``repetition_penalty``, ``eos_token_ids`` (`rollout_decoder`, `generate_turn`,
+   `plain_lm_head`) and ``ref_model`` (`plain_lm_head`).
+3. ``trl.kernels.chunked_logprob._use_triton`` and ``trl.trainer.utils.FusedCausalLMOutput``, and the
+   ``fused_lm_head`` keyword TRL's patched ``model.forward`` takes (`plain_lm_head`, which replaces that
+   ``forward``; behind ``model.plain_lm_head``, checked against the installed TRL by
+   ``tests/selfplay/test_trl_compat.py``).
 
 Everything here imports trl, so callers import this module inside functions.
 """
@@ -145,6 +156,12 @@ def generate_turn(trainer: Any, prompt_ids: list[list[int]], decoder: Any = None
     check_generate_signature(trainer_cls)
     completion_ids, _logprobs = trainer._generate_single_turn(prompt_ids, None, {}, 1)
     return [list(ids) for ids in completion_ids]
+
+
+def lm_head(trainer: Any, cfg: RunConfig) -> str:
+    """The LM head a GRPO phase trains with: ``"plain"`` where ``model.plain_lm_head`` is on and `plain_lm_head`
+    applies, else TRL's own (``"trl"``); the phase's metrics record which."""
+    return "plain" if cfg.model.plain_lm_head and plain_lm_head(trainer) else "trl"
 
 
 def plain_lm_head(trainer: Any) -> bool:
