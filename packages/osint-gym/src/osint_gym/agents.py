@@ -19,12 +19,12 @@ from typing import Any, Protocol
 import gymnasium as gym
 
 from osint_gym.env import OSINTEnv
-from osint_gym.episode import EpisodeRecord
+from osint_gym.episode import ACTION_FORMATS, EpisodeRecord
 from osint_gym.errors import ConfigError
 from osint_gym.oracle_agent import OracleAgent, oracle_continuation, read_observation, unseen_ids
 
-__all__ = ["Agent", "BatchAgent", "OracleAgent", "PerEpisode", "oracle_continuation", "read_observation",
-           "run_episode", "run_episodes", "unseen_ids"]
+__all__ = ["ACTION_FORMATS", "Agent", "BatchAgent", "OracleAgent", "PerEpisode", "oracle_continuation",
+           "read_observation", "run_episode", "run_episodes", "unseen_ids"]
 
 
 class Agent(Protocol):
