@@ -243,3 +243,39 @@ def test_a_grpo_step_runs_in_the_native_format(episode, tiny_path, tmp_path):
                 assert "<|im_start|>user\n" in text and text.endswith("<|im_start|>assistant\n"), text
             else:
                 assert "</tool_response>" not in text
+
+
+@pytest.mark.parametrize("system", [True, False], ids=["described", "bare"])
+def test_a_plain_conversation_converts_to_the_native_one(episode, system):
+    """`chat.native_messages` of a plain conversation is the native conversation of the same episode (what the
+    demonstrations rely on: their words are renamed as text, then they convert)."""
+    _, _, record, _ = episode
+    actions, observations = [t.action for t in record.turns], [t.observation for t in record.turns[:-1]]
+    plain = chat.episode_messages(record.first_observation, actions, observations, system=system)
+    native = chat.episode_messages(record.first_observation, actions, observations, native=True, system=system)
+    assert chat.native_messages(plain) == native
+    assert [m["role"] for m in native][: 2 if system else 1] == (["system", "user"] if system else ["user"])
+    assert sum(m["role"] == "tool" for m in native) == len(observations) and all("tool_calls" in m for m in native
+                                                                                  if m["role"] == "assistant")
+
+
+def test_packed_sft_gives_a_native_rows_schemas_to_the_template(episode, tiny_path):
+    """`sft.tokenize` renders a conversation with its ``tools`` through the template, one at a time, and a plain
+    one as before, in one batch."""
+    from transformers import AutoTokenizer
+
+    from osint_eval.modeling import CHAT_TEMPLATE
+    from osint_selfplay import sft
+
+    _, _, record, schemas = episode
+    tok = AutoTokenizer.from_pretrained(tiny_path)
+    # the tiny template with the Qwen-style tool section in front: tools rendered, assistant turns marked
+    tok.chat_template = "{% if tools %}{% for t in tools %}{{ t['function']['name'] }}\n{% endfor %}{% endif %}" + (
+        CHAT_TEMPLATE)
+    actions = [t.action for t in record.turns]
+    conv = chat.episode_messages(record.first_observation, actions, [t.observation for t in record.turns[:-1]])
+    (with_tools, mask), (plain, plain_mask) = sft.tokenize(tok, [conv, conv], tools=[schemas, None])
+    expected = tok.apply_chat_template(conv, tools=schemas, tokenize=True, return_dict=True)["input_ids"]
+    assert with_tools == expected and len(with_tools) > len(plain) and sum(mask) == sum(plain_mask) > 0
+    assert sft.tokenize(tok, [conv]) == [(plain, plain_mask)]
+    assert tok.decode(with_tools).startswith(schemas[0]["function"]["name"])

@@ -20,7 +20,7 @@ Each trains inside the job (``warm_start.control``, ``answerer.uniform_control``
 evaluated again. All are phases with markers, so an interrupted ``controls`` continues where it stopped.
 
 The loop hands in what the controls need of it as a `ControlHost` (its config, folders, markers and phases) and
-writes what `train` returns into its summary: this module never imports the loop.
+writes what `train` returns into its summary (`RunSummary.record`): this module never imports the loop.
 """
 
 from __future__ import annotations

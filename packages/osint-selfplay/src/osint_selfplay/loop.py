@@ -428,7 +428,8 @@ class SelfPlayRun:
         trained = controls.train(self, equal_compute=cfg.warm_start.control, uniform=cfg.answerer.uniform_control,
                                  curriculum=cfg.generator.curriculum_control,
                                  imitation=cfg.warm_start.imitation_control)
-        models = self.record_controls(trained)
+        self.summary.record(trained)
+        models = controls.models(trained)
         if cfg.eval.enabled:
             self.summary.evaluation = self.run_phase(None, "evaluation", lambda: evaluate_run(self, state, models))
         self.write_summary()
@@ -449,12 +450,6 @@ class SelfPlayRun:
                 if step != "answerer" or not cfg.relabel.enabled or cfg.relabel.grpo:
                     setattr(round_summary, step, self.answerer_phase(r, current, step))
         return round_summary
-
-    def record_controls(self, trained: dict[str, Metrics]) -> dict[str, str]:
-        """Write the controls `controls.train` returned into the summary; returns {name: model} to evaluate."""
-        for name, result in trained.items():
-            setattr(self.summary, name, result)
-        return controls.models(trained)
 
     def write_summary(self) -> None:
         """Write ``summary.json`` with its claims (the main process), then wait for every process."""
@@ -480,7 +475,8 @@ def _add_controls(run: SelfPlayRun) -> RunSummary:
     trained = controls.train(run, equal_compute=packed and not summary.control, uniform=not summary.uniform_control,
                              curriculum=cfg.generator.curriculum and not summary.curriculum_control,
                              imitation=packed and cfg.answerer.mode == "multi_turn" and not summary.imitation_reference)
-    models = run.record_controls(trained)
+    summary.record(trained)
+    models = controls.models(trained)
     if cfg.eval.enabled and models:
         summary.evaluation = evaluate_controls(run, models)
     run.write_summary()

@@ -89,6 +89,11 @@ class RunSummary:
     final_models: Models | None = None
     warm_start_models: Models | None = None
 
+    def record(self, results: dict[str, Metrics]) -> None:
+        """Write phase results under their field names (the controls `osint_selfplay.controls.train` returns)."""
+        for name, result in results.items():
+            setattr(self, name, result)
+
     def to_dict(self) -> dict[str, Any]:
         out = _without_none(self)
         out["rounds"] = [r.to_dict() for r in self.rounds]
