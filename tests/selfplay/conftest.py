@@ -56,7 +56,7 @@ TIMING_KEYS = ("wall_seconds", "seconds", "started", "solver_seconds", "reward_s
 
 
 def artifact_digests(root):
-    """Every artifact of a run as file -> sha256, with wall-clock fields dropped (in JSON files,
+    """Every artifact of a run but its log (train.log) as file -> sha256, with wall-clock fields dropped (in JSON files,
     JSONL lines and the JSON blocks of model cards) and the run's own folder written as <root> (so
     that two runs in different folders compare equal)."""
     import hashlib
@@ -82,7 +82,7 @@ def artifact_digests(root):
 
     out = {}
     for p in sorted(root.rglob("*")):
-        if not p.is_file() or "wandb" in p.parts:
+        if not p.is_file() or "wandb" in p.parts or p.name == "train.log":  # the run's log: wall-clock times
             continue
         if p.suffix == ".json":
             blob = json.dumps(drop(json.loads(p.read_text())), sort_keys=True, default=str)

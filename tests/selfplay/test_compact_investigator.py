@@ -198,7 +198,7 @@ def test_the_main_jobs_shape_runs_end_to_end_then_its_controls(tmp_path, monkeyp
     capsys.readouterr()
     assert main(["controls", str(tmp_path / "run")]) == 2
     errors = [line for line in capsys.readouterr().err.splitlines() if "error" in line]
-    assert len(errors) == 1 and errors[0].startswith("osint-selfplay: error: the equal-compute control resumes")
+    assert len(errors) == 1 and errors[0].startswith("osint-selfplay: error: the equal-compute SFT control resumes")
     assert "decay_start.pt is missing" in errors[0] and "warm_start.control = true" in errors[0]
     (tmp_path / "aside.pt").rename(saved)
     assert main(["controls", str(tmp_path / "run")]) == 0
