@@ -75,9 +75,9 @@ def test_a_climb_refreshes_its_frozen_answerer_and_reports_every_round(climb):
     assert summary["evaluation"]["splits"]["v1:hard"]["n_tasks"] == 6
     assert (out / "eval/v1-hard/report.md").is_file()
     # the claims block, in summary.json and at the end of the printed summary
-    assert sorted(summary["claims"]) == sorted(NAMES)  # summary.json is written with sorted keys
+    assert sorted(summary["claims"]) == sorted(NAMES)
     assert terminal.stdout.rstrip().splitlines()[-len(NAMES):] == [
-        f"claim {k}: {summary['claims'][k]}" for k in NAMES]
+        f"claim {k}: {summary['claims'][k]}" for k in NAMES]  # in the fixed order, whatever summary.json's key order
     # TRL's per-step log dicts reach the run's log file, not the terminal
     log = (out / "train.log").read_text()
     steps = [json.loads(line.split(" INFO ", 1)[1]) for line in log.splitlines() if ' INFO {"phase": ' in line]

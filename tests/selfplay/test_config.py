@@ -22,8 +22,9 @@ def test_defaults_and_shipped_configs_are_valid():
     assert tiny.model.answerer.startswith("tiny:") and tiny.answerer.mode == "multi_turn"
     assert (tiny.answerer.observation_format, tiny.answerer.action_format) == ("compact", "short")
     assert tiny.warm_start.packing and tiny.eval.limit >= 1000 and not tiny.eval.difficulties
-    # its two controls are a second command on its folder (inside the job they pass the 15-minute budget)
+    # its controls and reference are a second command on its folder (inside the job they pass the 15-minute budget)
     assert not tiny.warm_start.control and not tiny.answerer.uniform_control
+    assert not tiny.generator.curriculum_control and not tiny.warm_start.imitation_control
     import tomllib
 
     scripts = tomllib.loads((CONFIGS.parents[1] / "hatch.toml").read_text())["envs"]["default"]["scripts"]

@@ -239,3 +239,20 @@ def test_the_controls_budget_reads_a_loaded_summarys_rounds():
     summary = RunSummary.from_dict(_old_summary())
     # 5 + 2 + 9 s of phases at the warm start's 4 steps a second
     assert budget_steps(summary.rounds, summary.warm_start) == (64, 16.0)
+
+
+def test_a_long_curve_prints_its_ends_and_its_mean_in_the_curves_unit():
+    from osint_eval.schema import Curve, CurvePoint
+    from osint_selfplay.report import _curve_lines
+
+    def curve(rate: bool) -> dict:
+        pts = [CurvePoint(float(i + 1), Estimate(0.1 * i, 0.0, 0.2, 8), f"round {i // 4}") for i in range(8)]
+        return Curve("c", "step", "y", pts, rate=rate).to_dict()
+
+    reward_line, share_line = _curve_lines([curve(False), curve(True)])
+    assert "... mean +0.350 over 8 steps ..." in reward_line  # a reward's mean is a reward, not a percentage
+    assert "... mean 35.0% over 8 steps ..." in share_line
+    assert reward_line.count("step ") == 4 and "step 1 (round 0)" in reward_line and "step 8 (round 1)" in reward_line
+    per_round = Curve("h", "round", "y", [CurvePoint(0.0, Estimate(2.0, 1.5, 2.5, 40), "round 0")], rate=False)
+    (line,) = _curve_lines([per_round.to_dict()])
+    assert "round 0 2.000" in line and "(round 0)" not in line  # the label repeats nothing the x already says

@@ -90,5 +90,7 @@ def claims(summary: RunSummary, seed: int = 0) -> dict[str, str]:
 
 
 def claim_lines(block: dict[str, str]) -> list[str]:
-    """The printed block: ``claim <name>: <figure>`` per line."""
-    return [f"claim {name}: {text}" for name, text in block.items()]
+    """The printed block: ``claim <name>: <figure>`` per line, in `NAMES`' fixed order (summary.json sorts its keys,
+    so a block read back from it comes in another order); a name outside `NAMES` follows them."""
+    order = [name for name in NAMES if name in block] + sorted(set(block) - set(NAMES))
+    return [f"claim {name}: {block[name]}" for name in order]

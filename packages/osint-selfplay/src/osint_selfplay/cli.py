@@ -89,8 +89,8 @@ def _parser() -> argparse.ArgumentParser:
     )
     c = sub.add_parser(
         "controls",
-        help="train a finished run's equal-compute and uniform-task controls from its own models "
-        "and add them to its paired evaluation (`hatch run train-controls`)",
+        help="train a finished run's controls (equal-compute, uniform-task, curriculum arm) and imitation "
+        "reference from its own models and add them to its paired evaluation (`hatch run train-controls`)",
     )
     c.add_argument("run_dir", help="the run's output_dir (holds run.json and summary.json)")
     u = sub.add_parser(

@@ -187,10 +187,15 @@ def _curve_lines(curves: list[dict[str, Any]]) -> list[str]:
     for i, c in enumerate(curves):
         curve = Curve.from_dict(c, f"summary.evaluation.curves[{i}]")
         unit = "round" if curve.x_label == "round" else "step"
-        points = [f"{unit} {p.x:g} ({p.label}) {p.value.fmt(pct=curve.rate, show_n=False)}" for p in curve.points]
+        points = [
+            f"{unit} {p.x:g}" + ("" if p.label == f"{unit} {p.x:g}" else f" ({p.label})")
+            + f" {p.value.fmt(pct=curve.rate, show_n=False)}"
+            for p in curve.points
+        ]
         if len(points) > 6:  # a long per-step series: its ends and its mean
             mean = sum(p.value.mean for p in curve.points) / len(curve.points)
-            points = [*points[:2], f"... mean {100 * mean:.1f}% over {len(curve.points)} steps ...", *points[-2:]]
+            shown = f"{100 * mean:.1f}%" if curve.rate else f"{mean:+.3f}"
+            points = [*points[:2], f"... mean {shown} over {len(curve.points)} steps ...", *points[-2:]]
         lines.append(f"  {curve.name} (n={curve.points[0].value.n if curve.points else 0}): " + "; ".join(points))
     return lines
 
