@@ -36,9 +36,10 @@ def climb_overrides(out_dir):
 
 @pytest.fixture(scope="module")
 def climb(tmp_path_factory, tiny_path):
+    """The trained climb and what the terminal showed: run once, whichever of the module's tests comes first
+    (pytest-xdist's loadgroup keeps them on one worker, not in file order)."""
     out = tmp_path_factory.mktemp("climb") / "run"
-    args = ["train", "--set", *climb_overrides(out)]
-    return out, args
+    return out, _cli(["train", "--set", *climb_overrides(out)])
 
 
 def _cli(args):
@@ -50,8 +51,7 @@ def _cli(args):
 
 
 def test_a_climb_refreshes_its_frozen_answerer_and_reports_every_round(climb):
-    out, args = climb
-    terminal = _cli(args)
+    out, terminal = climb
     summary = json.loads((out / "summary.json").read_text())
     rounds = summary["rounds"]
     # each round's generator is rewarded against the answerer as that round starts

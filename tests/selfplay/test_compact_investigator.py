@@ -278,5 +278,6 @@ def test_the_main_jobs_shape_runs_end_to_end_then_its_controls(tmp_path, monkeyp
     assert "strongest scripted baseline" in text
     assert "dynamic sampling of seed tasks: 8 candidates played" in text
     assert (
-        "zero-variance answerer groups:" in text and "frontier band [0.0, 1.0]" in text and "(2 samples each)" in text
+        "zero-variance answerer groups:" in text and "frontier band [0.0, 1.0]" in text
+        and "(the frozen answerer's 2 episodes per distinct task)" in text
     )
