@@ -15,9 +15,9 @@ from osint_gym.errors import ConfigError as GymConfigError
 from osint_gym.proposals import MAX_CHOICES, make_offer
 from osint_gym.schema import Edge
 from osint_gym.tasks import Task
-from osint_selfplay.curriculum import FrontierCurriculum, OfferBin, choice_bin, frontier_weight
+from osint_selfplay.curriculum import FrontierCurriculum, OfferBin, choice_bin, frontier_weight, task_hops
 from osint_selfplay.errors import ConfigError
-from osint_selfplay.frontier import arm_figures, sample_round, task_hops
+from osint_selfplay.frontier import arm_figures, sample_round
 
 
 @pytest.fixture(scope="module")

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from osint_gym.proposals import Offer
+from osint_gym.tasks import Task
 from osint_selfplay.errors import ConfigError
 
 FILTER_CAP = 2  # bins count a path's filters as 0, 1 or 2+ (more would split the episodes too thinly)
@@ -40,6 +41,11 @@ class OfferBin:
     def from_key(cls, key: str) -> OfferBin:
         family, hops, filters = key.rsplit("/", 2)
         return cls(family, int(hops), int(filters))
+
+
+def task_hops(task: Task) -> int:
+    """A task's hops (a filter's edge is evidence, not a hop)."""
+    return task.query.n_hops if task.query is not None else len(task.evidence)
 
 
 def choice_bin(offer: Offer, k: int) -> OfferBin:

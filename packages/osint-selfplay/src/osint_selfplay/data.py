@@ -27,7 +27,7 @@ from osint_gym.world import World
 from osint_gym.world.names import rename_made_up_words
 from osint_selfplay import streams
 from osint_selfplay.config import RunConfig
-from osint_selfplay.frontier import task_hops
+from osint_selfplay.curriculum import task_hops
 from osint_selfplay.rewards import context_to_json
 from osint_selfplay.worlds import WorldPool
 

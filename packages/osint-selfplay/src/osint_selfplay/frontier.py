@@ -20,27 +20,23 @@ from typing import Any
 from osint_gym.proposals import Offer, Proposal, SampledBatch, format_proposal, sample_tasks, validate_sampled
 from osint_gym.tasks import Task
 from osint_gym.world import World
-from osint_selfplay.curriculum import FrontierCurriculum
+from osint_selfplay.curriculum import FrontierCurriculum, task_hops
 from osint_selfplay.rewards import FRONTIER_BAND, in_band
 
 RateTasks = Callable[[list[tuple[World, Task]]], list[Task]]  # each task with its solve rate (`SolverSampler.rate`)
 Generate = Callable[[list[list[dict[str, str]]]], list[str]]
 
 
-def task_hops(task: Task) -> int:
-    """A task's hops (a filter's edge is evidence, not a hop)."""
-    return task.query.n_hops if task.query is not None else len(task.evidence)
-
-
 def arm_figures(tasks: list[Task], proposals: int) -> dict[str, Any]:
     """One arm's figures: valid proposals, frontier share (`FRONTIER_BAND`), mean solve rate and hops."""
     rates = [float(t.provenance["solve_rate"]) for t in tasks]
+    in_frontier = sum(map(in_band, rates))
     return {
         "proposals": proposals,
         "valid": len(tasks),
         "valid_rate": len(tasks) / max(1, proposals),
-        "in_frontier": sum(map(in_band, rates)),
-        "frontier_share": sum(map(in_band, rates)) / len(rates) if rates else None,
+        "in_frontier": in_frontier,
+        "frontier_share": in_frontier / len(rates) if rates else None,
         "mean_solve_rate": sum(rates) / len(rates) if rates else None,
         "mean_hops": sum(map(task_hops, tasks)) / len(tasks) if tasks else None,
         "hops": {str(h): n for h, n in sorted(Counter(map(task_hops, tasks)).items())},
@@ -79,8 +75,8 @@ def sample_round(worlds: list[World], offers: list[Offer], generate: Generate, r
         batches.append(curriculum_batch(worlds, offers, curriculum, f"{seed}:curriculum:{round_index}", max_hops,
                                         f"cur-r{round_index}-"))
     rated = with_rates(batches, worlds_of, rate)
-    figures: dict[str, Any] = {"band": list(FRONTIER_BAND), "reasons": learned.reasons, **arm_figures(rated[0],
-                                                                                                       len(offers))}
+    figures: dict[str, Any] = {"band": list(FRONTIER_BAND), "reasons": learned.reasons}
+    figures.update(arm_figures(rated[0], len(offers)))
     files: dict[str, list[Any]] = {"proposals.jsonl": learned.records, "tasks.jsonl": [t.to_dict() for t in rated[0]]}
     if curriculum is not None:
         figures["curriculum"] = {**arm_figures(rated[1], len(offers)), "reasons": batches[1].reasons,

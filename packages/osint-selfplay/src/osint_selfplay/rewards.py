@@ -20,7 +20,7 @@ from osint_gym.single_turn import Context, score_completion
 from osint_gym.tasks import DuplicateFilter, Task, task_signature
 from osint_gym.tasks.task import DEFAULT_BUDGETS
 from osint_selfplay.config import GeneratorConfig
-from osint_selfplay.curriculum import choice_bin
+from osint_selfplay.curriculum import choice_bin, task_hops
 from osint_selfplay.worlds import WorldPool
 
 
@@ -196,10 +196,11 @@ class GeneratorReward:
         distinct task is played once (``solver.k`` episodes) and its estimate reused at every later step."""
         if self.solver is None:
             return [0.5] * len(valid)
+        signatures = [task_signature(task) for _, task, _, _ in valid]
         new: dict[Any, int] = {}  # signature -> the first proposal of a task not yet played
-        for i, (_, task, _, _) in enumerate(valid):
-            if task_signature(task) not in self.estimates:
-                new.setdefault(task_signature(task), i)
+        for i, signature in enumerate(signatures):
+            if signature not in self.estimates:
+                new.setdefault(signature, i)
         tasks = [valid[i][1] for i in new.values()]
         items = [(self.pool.world(t.provenance["world_seed"]), t) for t in tasks]
         rates = self.solver.solve_rates(items) if items else []
@@ -209,7 +210,7 @@ class GeneratorReward:
             if the_offer.mode == "choose" and proposal.refs:
                 self.observations.append({"bin": choice_bin(the_offer, proposal.refs[0]).key(),
                                           "solved": round(p * self.solver.k), "played": self.solver.k})
-        return [self.estimates[task_signature(task)] for _, task, _, _ in valid]
+        return [self.estimates[signature] for signature in signatures]
 
     def __call__(self, prompts: list[Any], completions: list[Any], offer: list[str], world_seed: list[int],
                  trainer_state: Any = None, **kwargs: Any) -> list[float]:
@@ -243,7 +244,7 @@ class GeneratorReward:
         self.steps.append({"step": step,
                            "rewards": out, "solve_rates": rates, "valid": len(valid), "proposals": len(out),
                            "frontier_share": sum(map(in_band, rates)) / len(rates) if rates else None,
-                           "hops": [t.query.n_hops if t.query else len(t.evidence) for _, t, _, _ in valid]})
+                           "hops": [task_hops(t) for _, t, _, _ in valid]})
         self.seconds += (t1 - t0) + (time.perf_counter() - t2)
         return out
 
