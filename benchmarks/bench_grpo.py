@@ -72,17 +72,18 @@ def run(model: str, mode: str, head: str, steps: int, tmp: Path) -> dict[str, An
                                   cfg.model.answerer, 0, rollout_func=rollout)
     finally:
         trl_compat.plain_lm_head = plain
-    if metrics["lm_head"] != head:
-        sys.exit(f"bench_grpo: asked for the {head!r} LM head, the phase used {metrics['lm_head']!r}")
-    total = float(metrics["seconds"])
+    if metrics.lm_head != head:
+        sys.exit(f"bench_grpo: asked for the {head!r} LM head, the phase used {metrics.lm_head!r}")
+    total = float(metrics.seconds or 0.0)
     episodes = len(rollout.stats)
     parts = {"generation": rollout.decode_seconds, "env_and_tokens": rollout.seconds - rollout.decode_seconds,
              "scoring": reward.seconds, "trainer": total - rollout.seconds - reward.seconds}
-    return {"steps": metrics["steps"], "episodes": episodes, "seconds": round(total, 2),
+    steps = metrics.steps or 0
+    return {"steps": steps, "episodes": episodes, "seconds": round(total, 2),
             "episodes_per_second": round(episodes / total, 2),
-            "per_step_seconds": {k: round(v / max(1, metrics["steps"]), 3) for k, v in parts.items()},
+            "per_step_seconds": {k: round(v / max(1, steps), 3) for k, v in parts.items()},
             "share": {k: round(v / total, 3) for k, v in parts.items()},
-            "mean_env_reward": round(rollout.summary()["mean_env_reward"], 3)}
+            "mean_env_reward": round(rollout.summary().mean_env_reward, 3)}
 
 
 def main() -> None:

@@ -41,6 +41,7 @@ from osint_selfplay import data, phases, relabel
 from osint_selfplay.artifacts import pin_determinism, read_jsonl
 from osint_selfplay.config import apply_overrides, config_from_dict
 from osint_selfplay.grpo_config import GRPOPhaseConfig
+from osint_selfplay.results import SFTResult, WarmStartResult
 from osint_selfplay.rewards import EpisodeReward
 from osint_selfplay.rollout import MultiTurnRollout
 from osint_selfplay.streams import stream_seed
@@ -75,19 +76,19 @@ def _stages(spec: str) -> list[tuple[str, list[str], float]]:
     return out
 
 
-def _sft_from_branch(cfg: Any, warm: Path, warm_metrics: dict[str, Any], seconds: float, out: Path,
-                     extra: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+def _sft_from_branch(cfg: Any, warm: Path, warm_metrics: WarmStartResult, seconds: float, out: Path,
+                     extra: list[dict[str, Any]] | None = None) -> SFTResult:
     """The warm start resumed where its decay began, with ``seconds`` of compute more: as many optimizer steps
     as the warm start trained in that time (so that a slower or faster spell of the machine changes nothing)."""
     demos = read_jsonl(warm / "demonstrations.jsonl")
-    steps = round(seconds * float(warm_metrics["steps"]) / float(warm_metrics["seconds"]))
+    steps = round(seconds * float(warm_metrics.steps or 0) / float(warm_metrics.seconds or 1.0))
     return phases.run_sft(str(warm / "final_model"), demos, cfg, out, "answerer", cfg.model.answerer,
                           extra_steps=steps, label="bench_onpolicy", branch=warm / phases.DECAY_START,
-                          warm_steps=int(warm_metrics["steps"]), extra=extra or [],
+                          warm_steps=int(warm_metrics.steps or 0), extra=extra or [],
                           extra_share=cfg.relabel.share if extra else 0.0)
 
 
-def _relabel(cfg: Any, pool: WorldPool, warm: Path, warm_metrics: dict[str, Any], seconds: float,
+def _relabel(cfg: Any, pool: WorldPool, warm: Path, warm_metrics: WarmStartResult, seconds: float,
              out: Path, free_play: bool = False) -> dict[str, Any]:
     t0 = time.perf_counter()
     tasks, _ = data.relabel_tasks(pool, cfg, [], 0)
@@ -99,8 +100,8 @@ def _relabel(cfg: Any, pool: WorldPool, warm: Path, warm_metrics: dict[str, Any]
     if play >= seconds:
         sys.exit(f"bench_onpolicy: playing and relabelling took {play:.0f} s of the {seconds:.0f} s budget")
     sft = _sft_from_branch(cfg, warm, warm_metrics, seconds - play, out, rows)
-    return {"play_seconds": play, "counts": counts, "sft_steps": sft["steps"], "sft_seconds": sft["seconds"],
-            "episodes": counts["episodes"]}
+    return {"play_seconds": play, "counts": counts.to_dict(), "sft_steps": sft.steps, "sft_seconds": sft.seconds,
+            "episodes": counts.episodes}
 
 
 def _grpo(cfg: Any, pool: WorldPool, start: str, seconds: float, out: Path, steps: int | None = None) -> dict[str, Any]:
@@ -123,10 +124,10 @@ def _grpo(cfg: Any, pool: WorldPool, start: str, seconds: float, out: Path, step
     phase_cfg = GRPOPhaseConfig(**{**cfg.grpo_answerer.to_dict(), "max_steps": 100_000})
     metrics = phases.run_grpo(start, rows, reward, phase_cfg, cfg, out, "answerer", cfg.model.answerer,
                               stream_seed(cfg.seed, "grpo_answerer", 0), rollout_func=rollout, callbacks=[Deadline()])
-    steps = int(metrics["steps"])
+    steps = int(metrics.steps or 0)
     return {"steps": steps, "episodes": steps * cfg.grpo_answerer.per_device_train_batch_size,
-            "reward_first": metrics.get("reward_first"), "reward_last": metrics.get("reward_last"),
-            "zero_variance_mean": metrics.get("zero_variance_mean")}
+            "reward_first": metrics.reward_first, "reward_last": metrics.reward_last,
+            "zero_variance_mean": metrics.zero_variance_mean}
 
 
 def main() -> None:
@@ -162,7 +163,7 @@ def main() -> None:
     for need in (warm / "final_model", warm / phases.DECAY_START, warm / "demonstrations.jsonl", marker):
         if not need.exists():
             sys.exit(f"bench_onpolicy: {need} is missing (run the main job first: hatch run train)")
-    warm_metrics = json.loads(marker.read_text())
+    warm_metrics = WarmStartResult.from_dict(json.loads(marker.read_text()), str(marker))
     methods = [(m, _stages(m)) for m in args.methods.split(",") if m]
     models: dict[str, str] = {"warm_start": str(warm / "final_model")}
     rows: dict[str, dict[str, Any]] = {}
@@ -185,7 +186,7 @@ def main() -> None:
             seconds = share * args.seconds
             if kind == "control":
                 sft = _sft_from_branch(cfg, warm, warm_metrics, seconds, stage_dir)
-                stage: dict[str, Any] = {"sft_steps": sft["steps"], "sft_seconds": sft["seconds"]}
+                stage: dict[str, Any] = {"sft_steps": sft.steps, "sft_seconds": sft.seconds}
             elif kind == "relabel":
                 stage = _relabel(cfg, pool, warm, warm_metrics, seconds, stage_dir, args.free_play)
             else:

@@ -62,10 +62,10 @@ def sft_rate(model_dir: str, packed: Any, pad_id: int, steps: int, autocast: str
     model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32)
     s = sft.SFTSettings(learning_rate=1e-3, batch_size=8, epochs=None, max_steps=steps, warmup_steps=1,
                         autocast=autocast)
-    out = sft.train_packed(model, packed, s, pad_id=pad_id)
+    out, _ = sft.train_packed(model, packed, s, pad_id=pad_id)
     params = sum(p.numel() for p in model.parameters())
-    rate = out["tokens"] / out["seconds"]
-    return {"tokens_per_second": rate, "gflops": 6 * params * rate / 1e9, "final_loss": out["final_loss"]}
+    rate = (out.tokens or 0) / (out.seconds or 1.0)
+    return {"tokens_per_second": rate, "gflops": 6 * params * rate / 1e9, "final_loss": out.final_loss}
 
 
 def episodes_rate(model_dir: str, tasks: int, autocast: bool) -> tuple[float, list[Any]]:

@@ -54,9 +54,9 @@ def main() -> None:
         decay_fraction=ws.decay_fraction,
         seed=args.seed,
     )
-    trained = sft.train_packed(model, packed, settings, pad_id=tokenizer.pad_token_id)
-    print(f"SFT: {trained['steps']} steps, {trained['epochs_done']:.2f} epochs in {trained['seconds']:.0f} s, "
-          f"{trained['tokens_per_second']:.0f} tokens/s, final loss {trained['final_loss']:.3f}")
+    trained, _ = sft.train_packed(model, packed, settings, pad_id=tokenizer.pad_token_id)
+    print(f"SFT: {trained.steps} steps, {trained.epochs_done or 0:.2f} epochs in {trained.seconds or 0:.0f} s, "
+          f"{trained.tokens_per_second or 0:.0f} tokens/s, final loss {trained.final_loss or 0:.3f}")
 
     import tempfile
 

@@ -54,10 +54,10 @@ def packed(path: str, rows: list[dict], steps: int, max_length: int) -> dict:
     s = sft.SFTSettings(learning_rate=2e-3, batch_size=rows_per_step,
                         epochs=steps * rows_per_step / len(p), warmup_steps=5)
     t0 = time.perf_counter()
-    out = sft.train_packed(model, p, s, pad_id=tok.pad_token_id)
+    out, _ = sft.train_packed(model, p, s, pad_id=tok.pad_token_id)
     seconds = time.perf_counter() - t0
-    tokens = out["rows"] * real / len(p)  # demonstration tokens (packing leaves little padding)
-    return {"steps": out["steps"], "seconds": seconds, "tokens_per_second": tokens / seconds}
+    tokens = (out.rows or 0) * real / len(p)  # demonstration tokens (packing leaves little padding)
+    return {"steps": out.steps, "seconds": seconds, "tokens_per_second": tokens / seconds}
 
 
 def trl_sft(path: str, rows: list[dict], steps: int, batch: int) -> dict:

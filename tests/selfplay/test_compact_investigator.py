@@ -55,7 +55,7 @@ def test_renamed_demonstrations_change_only_the_made_up_words_and_consistently(t
     plain, counts = data.sft_multi_turn_rows(pool, cfg)
     renamed, counts_renamed = data.sft_multi_turn_rows(pool, load_config(None, micro_overrides(tmp_path, **{
         **_OVERRIDES, "warm_start.rename_words": "true"})))
-    assert "renamed" not in counts and len(renamed) == len(plain)
+    assert counts.renamed is None and len(renamed) == len(plain)
     words, changed, episodes_changed = two_syllable_words(), 0, 0
     word = re.compile(r"[A-Za-z]+")
     for a, b in zip(plain, renamed):
@@ -75,7 +75,7 @@ def test_renamed_demonstrations_change_only_the_made_up_words_and_consistently(t
         changed += len(mapping)
         episodes_changed += bool(mapping)
     assert changed >= len(plain)  # organisations and events are named often (12 words in these 12 episodes)
-    assert counts_renamed["renamed"] == episodes_changed > 0  # counted: the episodes whose words were renamed
+    assert counts_renamed.renamed == episodes_changed > 0  # counted: the episodes whose words were renamed
 
 
 def test_demonstrations_do_not_depend_on_the_number_of_worker_processes(tmp_path):
@@ -87,7 +87,7 @@ def test_demonstrations_do_not_depend_on_the_number_of_worker_processes(tmp_path
     pool = WorldPool(cfg1.train_worlds, cfg1.seed)
     one, counts1 = data.sft_multi_turn_rows(pool, cfg1)
     two, counts2 = data.sft_multi_turn_rows(pool, cfg2)
-    assert counts1 == counts2 and counts1["episodes"] == 9 and counts1["renamed"] > 0
+    assert counts1 == counts2 and counts1.episodes == 9 and (counts1.renamed or 0) > 0
     assert len(one) >= 8 and one == two
 
 
@@ -115,7 +115,7 @@ def test_round_rows_are_verified_under_the_compact_budget(tmp_path):
     cfg = _cfg(tmp_path)
     pool = WorldPool(cfg.train_worlds, cfg.seed)
     rows, counts = data.mix_answerer_rows(pool, cfg, [], 0)
-    assert counts["rows"] == len(rows) >= 5 and counts["unsolvable_under_budget"] + len(rows) <= 6
+    assert counts.rows == len(rows) >= 5 and counts.unsolvable_under_budget + len(rows) <= 6
     budgets = cfg.answerer.budgets()
     assert budgets.observation_format == "compact" and budgets.max_observation_chars == 1200
     for row in rows:

@@ -111,13 +111,13 @@ def test_the_frontier_sample_rates_both_arms_in_one_call_and_counts_the_band(wor
     cur = FrontierCurriculum.from_observations([])  # no episodes yet: uniform over the choices
     figures, files = sample_round(worlds, offers, generate, rate, max_hops=3, round_index=2, curriculum=cur,
                                   seed=0, worlds_of=lambda t: world)
-    assert calls == [figures["valid"] + figures["curriculum"]["valid"]]
-    assert figures["proposals"] == 6 and figures["valid"] == 4 and figures["reasons"]["out_of_range"] == 1
+    assert figures.curriculum is not None and calls == [figures.valid + figures.curriculum.valid]
+    assert figures.proposals == 6 and figures.valid == 4 and (figures.reasons or {})["out_of_range"] == 1
     learned = [Task.from_dict(t) for t in files["tasks.jsonl"]]
     assert all(t.task_id.startswith("gen-r2-") for t in learned)
     ones = sum(1 for t in learned if t.provenance["solve_rate"] == 0.5)
-    assert figures["in_frontier"] == ones and figures["frontier_share"] == pytest.approx(ones / 4)
-    assert figures["curriculum"]["valid"] == 6 and len(files["curriculum_tasks.jsonl"]) == 6
+    assert figures.in_frontier == ones and figures.frontier_share == pytest.approx(ones / 4)
+    assert figures.curriculum.valid == 6 and len(files["curriculum_tasks.jsonl"]) == 6
     assert all(Task.from_dict(t).task_id.startswith("cur-r2-") for t in files["curriculum_tasks.jsonl"])
 
 
@@ -128,6 +128,7 @@ def test_an_arms_figures_count_hops_and_the_fixed_band():
 
     tasks = [task(1, 0.2), task(2, 0.8), task(3, 0.85), task(1, 0.0)]
     fig = arm_figures(tasks, 5)
-    assert fig["in_frontier"] == 2 and fig["frontier_share"] == 0.5 and fig["valid_rate"] == 0.8
-    assert fig["mean_hops"] == 1.75 and fig["hops"] == {"1": 2, "2": 1, "3": 1}
-    assert arm_figures([], 3)["frontier_share"] is None
+    assert fig.in_frontier == 2 and fig.frontier_share == 0.5 and fig.valid_rate == 0.8
+    assert fig.mean_hops == 1.75 and fig.hops == {"1": 2, "2": 1, "3": 1}
+    empty = arm_figures([], 3)
+    assert empty.frontier_share is None and empty.to_dict()["frontier_share"] is None  # written: measured nothing

@@ -44,11 +44,11 @@ def test_the_first_mixed_candidates_replace_the_zero_variance_ones(tmp_path):
     candidates = data.seed_tasks(pool, cfg, 12, 0, streams.TRAIN)
     assert rates.played == [[t.task_id for _, t in candidates]]  # one pre-pass over all 12 candidates
     assert _ids(rows) == sorted(candidates[i][1].task_id for i in (2, 4, 8, 9))
-    dyn = mix["dynamic_sampling"]
-    assert (dyn["candidates"], dyn["all_solved"], dyn["none_solved"]) == (12, 4, 4)
-    assert (dyn["replaced"], dyn["unreplaced"]) == (3, 0)  # candidates 0, 1 and 3 were zero-variance
-    assert dyn["mean_rate_candidates"] == pytest.approx(6.0 / 12) and dyn["mean_rate_kept"] == pytest.approx(0.5)
-    assert sum(dyn["kept_difficulties"].values()) == 4 and mix["seed"] == 4
+    dyn = mix.dynamic_sampling
+    assert dyn is not None and (dyn.candidates, dyn.all_solved, dyn.none_solved) == (12, 4, 4)
+    assert (dyn.replaced, dyn.unreplaced) == (3, 0)  # candidates 0, 1 and 3 were zero-variance
+    assert dyn.mean_rate_candidates == pytest.approx(6.0 / 12) and dyn.mean_rate_kept == pytest.approx(0.5)
+    assert sum(dyn.kept_difficulties.values()) == 4 and mix.seed == 4
 
 
 def test_too_few_mixed_candidates_are_filled_by_zero_variance_ones_and_counted(tmp_path):
@@ -57,8 +57,8 @@ def test_too_few_mixed_candidates_are_filled_by_zero_variance_ones_and_counted(t
     rows, mix = data.mix_answerer_rows(pool, cfg, [], 1, streams.TRAIN, _Rates([0.0] * 6 + [0.5, 0.0]))
     candidates = data.seed_tasks(pool, cfg, 8, 1 * 4 * 2, streams.TRAIN)  # round 1's candidates, after round 0's
     assert _ids(rows) == sorted(candidates[i][1].task_id for i in (0, 1, 2, 6))
-    dyn = mix["dynamic_sampling"]
-    assert (dyn["replaced"], dyn["unreplaced"], dyn["none_solved"]) == (4, 3, 7) and len(rows) == 4
+    dyn = mix.dynamic_sampling
+    assert dyn is not None and (dyn.replaced, dyn.unreplaced, dyn.none_solved) == (4, 3, 7) and len(rows) == 4
 
 
 def test_one_candidate_per_task_plays_nothing_and_keeps_the_plain_seed_tasks(tmp_path):
@@ -66,7 +66,7 @@ def test_one_candidate_per_task_plays_nothing_and_keeps_the_plain_seed_tasks(tmp
     pool = WorldPool(cfg.train_worlds, cfg.seed)
     rates = _Rates([0.5] * 4)
     rows, mix = data.mix_answerer_rows(pool, cfg, [], 0, streams.TRAIN, rates)
-    assert rates.played == [] and mix["dynamic_sampling"] is None
+    assert rates.played == [] and mix.dynamic_sampling is None
     assert rows == data.mix_answerer_rows(pool, cfg, [], 0, streams.TRAIN)[0]
 
 

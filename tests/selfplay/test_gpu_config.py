@@ -39,7 +39,7 @@ def test_gpu_config_answerer_rows_are_episode_openings(tmp_path):
     cfg = load_config(str(GPU), [f"output_dir='{tmp_path}'", "train_worlds=2", "answerer.tasks_per_round=6",
                                  "answerer.generated_share=0.0"])
     rows, counts = data.mix_answerer_rows(WorldPool(cfg.train_worlds, cfg.seed), cfg, [], 0)
-    assert counts["rows"] == len(rows) and len(rows) + counts["unsolvable_under_budget"] <= 6 and rows
+    assert counts.rows == len(rows) and len(rows) + counts.unsolvable_under_budget <= 6 and rows
     for row in rows:
         system, user = row["prompt"]
         assert system["role"] == "system" and user["role"] == "user"

@@ -8,6 +8,7 @@ import pytest
 
 from osint_selfplay import data, phases
 from osint_selfplay.config import load_config
+from osint_selfplay.results import ZeroVariance, ZeroVarianceStep
 from osint_selfplay.rewards import EpisodeReward, annealed, parl_terms
 from osint_selfplay.rollout import MultiTurnRollout
 from osint_selfplay.worlds import WorldPool
@@ -160,7 +161,7 @@ def test_multi_turn_grpo_phase_changes_parameters(tmp_path, oracle_tuned):
         0,
         rollout_func=rollout,
     )
-    assert m["health"]["parameters_changed"] > 0, m
+    assert m.health is not None and m.health.parameters_changed > 0, m
     assert len(rollout.stats) == 2 * 4
 
 
@@ -189,8 +190,8 @@ def test_episode_reward_counts_zero_variance_groups_by_task_source():
     reward = EpisodeReward(load_config(None, []).parl, 2)
     reward(prompts=[None] * 6, completions=[None] * 6, env_reward=[1.0, 1.0, -0.1, 0.9, 0.0, 0.0], tool_calls=[1] * 6,
            parallel_calls=[0] * 6, useful_parallel_calls=[0] * 6, source=["generated"] * 2 + ["seed"] * 4)
-    assert reward.zero_variance_share() == {"generated": {"groups": 1, "zero_variance": 1, "share": 1.0},
-                                            "seed": {"groups": 2, "zero_variance": 1, "share": 0.5}}
+    assert reward.zero_variance_share() == {"generated": ZeroVariance(groups=1, zero_variance=1, share=1.0),
+                                            "seed": ZeroVariance(groups=2, zero_variance=1, share=0.5)}
 
 
 def test_equal_rewards_that_float32_cannot_hold_exactly_count_as_zero_variance_per_step():
@@ -210,14 +211,14 @@ def test_equal_rewards_that_float32_cannot_hold_exactly_count_as_zero_variance_p
     logs = [{"step": 1, "reward": 0.4, "frac_reward_zero_std": 0.0, ZERO_VARIANCE_METRIC: 0.5},
             {"step": 2, "reward": 0.6, "frac_reward_zero_std": 0.0, ZERO_VARIANCE_METRIC: 1.0}]
     summary = _grpo_rewards(logs, phase)
-    assert summary["zero_variance_metric"] == ZERO_VARIANCE_METRIC
-    assert summary["zero_variance_steps"] == [
-        {"step": 1, "share": 0.5, "groups": 2},
-        {"step": 2, "share": 1.0, "groups": 2},
+    assert summary.zero_variance_metric == ZERO_VARIANCE_METRIC
+    assert summary.zero_variance_steps == [
+        ZeroVarianceStep(step=1, share=0.5, groups=2),
+        ZeroVarianceStep(step=2, share=1.0, groups=2),
     ]
-    assert summary["zero_variance_mean"] == 0.75
+    assert summary.zero_variance_mean == 0.75 and summary.reward_first == 0.4 and summary.reward_last == 0.6
     trl_only = _grpo_rewards([{k: v for k, v in e.items() if k != ZERO_VARIANCE_METRIC} for e in logs], phase)
-    assert (trl_only["zero_variance_metric"], trl_only["zero_variance_mean"]) == ("frac_reward_zero_std", 0.0)
+    assert (trl_only.zero_variance_metric, trl_only.zero_variance_mean) == ("frac_reward_zero_std", 0.0)
 
 
 def _one_trl_tool_step(tmp_path, tiny_path, factory):

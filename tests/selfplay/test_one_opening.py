@@ -90,7 +90,7 @@ def test_training_evaluation_and_demonstrations_open_with_the_same_tokens(
 
     # demonstrations: the warm start's first conversation as the chat template renders it for SFT
     demos, counts = data.sft_multi_turn_rows(pool, cfg, native=native)
-    assert counts["episodes"] == 1 and len(demos) == 1
+    assert counts.episodes == 1 and len(demos) == 1
     assert ("tools" in demos[0]) is native
     tools = {"tools": json.loads(demos[0]["tools"])} if native else {}
     demo_ids = tok.apply_chat_template(demos[0]["messages"], tokenize=True, return_dict=True, **tools)["input_ids"]

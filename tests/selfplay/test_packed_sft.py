@@ -99,11 +99,11 @@ def test_training_lowers_the_loss_and_changes_parameters(tokenizer, tiny_path):
     model = AutoModelForCausalLM.from_pretrained(tiny_path)
     before = [p.detach().clone() for p in model.parameters()]
     packed = sft.pack(sft.tokenize(tokenizer, CONVERSATIONS * 8), 256)
-    result = sft.train_packed(model, packed, _settings(epochs=12.0), pad_id=tokenizer.pad_token_id)
-    assert result["stopped_by"] == "epochs" and result["steps"] == -(-int(len(packed) * 12) // 2)
-    assert result["log"][-1]["loss"] < 0.5 * result["log"][0]["loss"]
+    result, result_log = sft.train_packed(model, packed, _settings(epochs=12.0), pad_id=tokenizer.pad_token_id)
+    assert result.stopped_by == "epochs" and result.steps == -(-int(len(packed) * 12) // 2)
+    assert result_log[-1]["loss"] < 0.5 * result_log[0]["loss"]
     assert all(not torch.equal(a, b) for a, b in zip(before, model.parameters()))
-    assert result["tokens"] > 0 and result["next_row"] == (len(packed) * 12) % len(packed)
+    assert result.tokens > 0 and result.next_row == (len(packed) * 12) % len(packed)
 
 
 def test_a_time_budget_stops_training_and_a_continuation_starts_where_it_stopped(tokenizer, tiny_path):
@@ -111,8 +111,8 @@ def test_a_time_budget_stops_training_and_a_continuation_starts_where_it_stopped
 
     packed = sft.pack(sft.tokenize(tokenizer, CONVERSATIONS * 8), 128)
     model = AutoModelForCausalLM.from_pretrained(tiny_path)
-    stopped = sft.train_packed(model, packed, _settings(epochs=None, max_seconds=0.5), pad_id=tokenizer.pad_token_id)
-    assert stopped["stopped_by"] == "max_seconds" and stopped["steps"] > 0 and stopped["seconds"] < 10
+    stopped, _ = sft.train_packed(model, packed, _settings(epochs=None, max_seconds=0.5), pad_id=tokenizer.pad_token_id)
+    assert stopped.stopped_by == "max_seconds" and stopped.steps > 0 and stopped.seconds < 10
     order = [r for batch in sft._epoch_stream(packed, _settings(epochs=2.0)) for r in batch]
     later = [r for batch in sft._epoch_stream(packed, _settings(epochs=2.0, skip_rows=3)) for r in batch]
     assert len(order) == len(later) == 2 * len(packed) and later[: len(order) - 3] == order[3:]
@@ -133,8 +133,8 @@ def test_the_learning_rate_warms_up_holds_then_decays_to_zero_at_the_end_of_the_
     )  # off by default
     model = AutoModelForCausalLM.from_pretrained(tiny_path)
     packed = sft.pack(sft.tokenize(tokenizer, CONVERSATIONS * 8), 256)
-    logs = sft.train_packed(model, packed, _settings(epochs=4.0, warmup_steps=1, decay_fraction=0.5),
-                            pad_id=tokenizer.pad_token_id)["log"]
+    _, logs = sft.train_packed(model, packed, _settings(epochs=4.0, warmup_steps=1, decay_fraction=0.5),
+                               pad_id=tokenizer.pad_token_id)
     rates = [e["learning_rate"] for e in logs]
     steps = -(-int(len(packed) * 4) // 2)
     assert rates[0] == pytest.approx(5e-3) and rates == sorted(rates, reverse=True) and rates[-1] < 5e-3
@@ -179,9 +179,10 @@ def test_the_warm_start_saves_its_state_where_the_decay_begins_and_a_control_res
     settings = _settings(epochs=4.0, warmup_steps=1, decay_fraction=0.5)
     total = -(-int(len(packed) * 4) // 2)
     warm = AutoModelForCausalLM.from_pretrained(tiny_path)
-    result = sft.train_packed(warm, packed, settings, pad_id=tokenizer.pad_token_id, branch_path=tmp_path / "decay.pt")
+    result, _ = sft.train_packed(warm, packed, settings, pad_id=tokenizer.pad_token_id,
+                                 branch_path=tmp_path / "decay.pt")
     state = torch.load(tmp_path / "decay.pt", weights_only=True)
-    k = result["decay_start"]["step"]
+    k = result.decay_start.step
     assert k == state["step"] == next(i for i in range(total) if i / total > 0.5) and state["next_row"] == (
         2 * k
     ) % len(packed)
@@ -196,7 +197,7 @@ def test_the_warm_start_saves_its_state_where_the_decay_begins_and_a_control_res
     assert all(torch.equal(v, plain.state_dict()[n]) for n, v in state["model"].items())
     # resumed with nothing added, it decays to 0 again from there on the rows the warm start read next
     resumed = AutoModelForCausalLM.from_pretrained(tiny_path)
-    again = sft.train_packed(
+    again, again_log = sft.train_packed(
         resumed,
         packed,
         _settings(
@@ -205,8 +206,8 @@ def test_the_warm_start_saves_its_state_where_the_decay_begins_and_a_control_res
         pad_id=tokenizer.pad_token_id,
         start=state,
     )
-    last = again["log"][-1]
-    assert again["steps"] == total - k and last["learning_rate"] == pytest.approx(
+    last = again_log[-1]
+    assert again.steps == total - k and last["learning_rate"] == pytest.approx(
         5e-3 * (1 - (last["step"] - 1) / (total - k))
     )
     assert not torch.equal(resumed.state_dict()["lm_head.weight"], state["model"]["lm_head.weight"])
@@ -245,13 +246,13 @@ def test_a_second_set_fills_its_share_of_every_step_and_the_main_stream_keeps_it
     monkeypatch.setattr(sft, "_batch", spy)
     settings = _settings(batch_size=3, epochs=1.0, extra_rows=1)
     model = AutoModelForCausalLM.from_pretrained(tiny_path)
-    result = sft.train_packed(model, packed, settings, pad_id=tokenizer.pad_token_id, extra=extra)
+    result, _ = sft.train_packed(model, packed, settings, pad_id=tokenizer.pad_token_id, extra=extra)
     main = [r for batch in sft._epoch_stream(packed, settings) for r in batch]
     assert [r for rows in seen for r in rows if r < len(packed)] == main  # the main stream, unchanged, 2 rows a step
     assert all(sum(r >= len(packed) for r in rows) == 1 for rows in seen)  # one row of the second set every step
     taken = [r - len(packed) for rows in seen for r in rows if r >= len(packed)]
     assert sorted(taken[: len(extra)]) == list(range(len(extra)))  # each of its rows once before any repeats
-    assert result["steps"] == len(seen) == -(-len(packed) // 2) and result["next_row"] == 0
+    assert result.steps == len(seen) == -(-len(packed) // 2) and result.next_row == 0
     with pytest.raises(ConfigError, match="extra_rows must be in"):
         sft.train_packed(model, packed, _settings(batch_size=2, epochs=1.0, extra_rows=2), pad_id=0, extra=extra)
     with pytest.raises(ConfigError, match="needs a non-empty second set"):
@@ -271,15 +272,15 @@ def test_a_step_budget_stops_training_there_and_bounds_the_decay(tokenizer, tiny
 
     packed = sft.pack(sft.tokenize(tokenizer, CONVERSATIONS * 8), 128)
     model = AutoModelForCausalLM.from_pretrained(tiny_path)
-    result = sft.train_packed(model, packed, _settings(epochs=None, max_steps=7, warmup_steps=1, decay_fraction=0.5,
-                                                       logging_steps=1), pad_id=tokenizer.pad_token_id)
-    assert result["stopped_by"] == "max_steps" and result["steps"] == 7
-    rates = [e["learning_rate"] for e in result["log"]]
+    settings = _settings(epochs=None, max_steps=7, warmup_steps=1, decay_fraction=0.5, logging_steps=1)
+    result, result_log = sft.train_packed(model, packed, settings, pad_id=tokenizer.pad_token_id)
+    assert result.stopped_by == "max_steps" and result.steps == 7
+    rates = [e["learning_rate"] for e in result_log]
     # the decay runs over the last half of the 7 steps (progress step / 7 past 0.5), down towards 0
     assert rates[:4] == [5e-3] * 4 and rates[4] == pytest.approx(5e-3 * (1 - 4 / 7) / 0.5) and rates[-1] < rates[4]
-    fewer = sft.train_packed(AutoModelForCausalLM.from_pretrained(tiny_path), packed,
+    fewer, _ = sft.train_packed(AutoModelForCausalLM.from_pretrained(tiny_path), packed,
                              _settings(epochs=1.0, max_steps=100), pad_id=tokenizer.pad_token_id)
-    assert fewer["stopped_by"] == "epochs" and fewer["steps"] == -(-len(packed) // 2)  # whichever ends first
+    assert fewer.stopped_by == "epochs" and fewer.steps == -(-len(packed) // 2)  # whichever ends first
     with pytest.raises(ConfigError, match="needs epochs, max_steps or max_seconds"):
         sft.train_packed(model, packed, _settings(epochs=None), pad_id=tokenizer.pad_token_id)
 
@@ -290,8 +291,9 @@ def test_bfloat16_autocast_trains_float32_weights_and_lowers_the_loss(tokenizer,
 
     packed = sft.pack(sft.tokenize(tokenizer, CONVERSATIONS * 8), 256)
     model = AutoModelForCausalLM.from_pretrained(tiny_path)
-    result = sft.train_packed(model, packed, _settings(epochs=12.0, autocast="bfloat16"), pad_id=tokenizer.pad_token_id)
-    assert result["log"][-1]["loss"] < 0.5 * result["log"][0]["loss"]
+    result, result_log = sft.train_packed(model, packed, _settings(epochs=12.0, autocast="bfloat16"),
+                                          pad_id=tokenizer.pad_token_id)
+    assert result_log[-1]["loss"] < 0.5 * result_log[0]["loss"]
     assert all(p.dtype == torch.float32 for p in model.parameters())
     # under autocast the loss is the float32 one up to bfloat16 rounding of the products
     batch = sft._batch(packed, [0, 1], tokenizer.pad_token_id)
@@ -319,15 +321,15 @@ def test_a_measurement_every_n_steps_sees_the_model_then_and_costs_no_training_t
         time.sleep(0.3)
 
     t0 = time.perf_counter()
-    result = sft.train_packed(model, packed, _settings(epochs=None, max_steps=10), pad_id=tokenizer.pad_token_id,
+    result, _ = sft.train_packed(model, packed, _settings(epochs=None, max_steps=10), pad_id=tokenizer.pad_token_id,
                               every=4, on_step=measure)
     wall = time.perf_counter() - t0
-    assert seen == [(4, True), (8, True)] and result["steps"] == 10 and model.training is False
-    assert wall - result["seconds"] >= 0.6  # the two 0.3 s measurements are not in the training time
+    assert seen == [(4, True), (8, True)] and result.steps == 10 and model.training is False
+    assert wall - result.seconds >= 0.6  # the two 0.3 s measurements are not in the training time
     # a clock that a measurement moves 1000 s ahead: were its time counted, a 100 s budget would end after step 1
     offset = [0.0]
     monkeypatch.setattr(sft, "time", types.SimpleNamespace(perf_counter=lambda: time.perf_counter() + offset[0]))
-    timed = sft.train_packed(AutoModelForCausalLM.from_pretrained(tiny_path), packed,
+    timed, _ = sft.train_packed(AutoModelForCausalLM.from_pretrained(tiny_path), packed,
                              _settings(epochs=None, max_seconds=100, max_steps=4), pad_id=tokenizer.pad_token_id,
                              every=1, on_step=lambda step, m: offset.__setitem__(0, offset[0] + 1000))
-    assert (timed["steps"], timed["stopped_by"]) == (4, "max_steps") and timed["seconds"] < 100
+    assert (timed.steps, timed.stopped_by) == (4, "max_steps") and timed.seconds < 100

@@ -164,13 +164,15 @@ def test_relabelled_conversations_rename_made_up_words_as_the_demonstrations_do(
 
 def test_the_controls_budget_counts_sft_steps_as_steps_and_converts_every_other_second():
     from osint_selfplay.controls import budget_steps
+    from osint_selfplay.results import AnswererResult, GeneratorResult, RelabelResult, SFTResult
     from osint_selfplay.state import RoundSummary
 
-    warm = {"steps": 1000, "seconds": 200.0}  # 5 steps a second on this machine
-    rounds = [RoundSummary(round=0, generator={"wall_seconds": 10.0, "steps": 3},
-                           relabel={"wall_seconds": 100.0, "sft_steps": 300, "sft_seconds": 70.0, "curve_seconds": 6.0,
-                                    "steps": 300},
-                           answerer={"wall_seconds": 20.0, "curve_seconds": 4.0, "steps": 6})]
+    warm = SFTResult(steps=1000, seconds=200.0)  # 5 steps a second on this machine
+    rounds = [RoundSummary(round=0, generator=GeneratorResult(wall_seconds=10.0, steps=3),
+                           relabel=RelabelResult(wall_seconds=100.0, steps=300, seconds=70.0, curve_seconds=6.0),
+                           answerer=AnswererResult(wall_seconds=20.0, curve_seconds=4.0, steps=6))]
+    assert rounds[0].relabel is not None and rounds[0].relabel.sft_compute() == (300, 70.0)
+    assert {"sft_steps": 300, "sft_seconds": 70.0}.items() <= rounds[0].relabel.to_dict().items()  # older readers
     # generator 10 s -> 50; relabelling: its 300 steps, then 100 - 6 (the dev curve) - 70 (its SFT) = 24 s -> 120;
     # GRPO 20 - 4 = 16 s -> 80
     assert budget_steps(rounds, warm) == (300 + 50 + 120 + 80, 10.0 + 94.0 + 16.0)

@@ -120,8 +120,8 @@ def test_completions_naming_one_path_are_played_once_and_observed_in_its_bin(poo
     assert [o["bin"] for o in reward.observations] == [choice_bin(offer, 1).key(), choice_bin(offer, 2).key()]
     assert all(o["solved"] == 2 and o["played"] == 8 for o in reward.observations)
     (step,) = reward.steps
-    assert step["valid"] == 5 and step["proposals"] == 6 and step["frontier_share"] == 1.0
-    assert step["rewards"] == out and step["solve_rates"] == [0.25] * 5
+    assert step.valid == 5 and step.proposals == 6 and step.frontier_share == 1.0
+    assert step.rewards == out and step.solve_rates == [0.25] * 5
 
 
 def test_generator_reward_for_valid_proposals_is_learnability_diversity_grounding(pool, world):
@@ -196,7 +196,7 @@ def test_answerer_reward_is_the_env_score_and_counts_zero_variance_groups(world)
     assert out[1] == 0.0 and out[2] == pytest.approx(-0.02)
     assert out[4:] == [0.0] * 4
     shares = reward.zero_variance_share()
-    assert shares["generated"]["share"] == 0.0 and shares["seed"]["share"] == 1.0
+    assert shares["generated"].share == 0.0 and shares["seed"].share == 1.0
 
 
 def test_rewards_pickle_and_have_stable_names(pool):

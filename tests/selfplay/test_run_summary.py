@@ -212,10 +212,13 @@ def test_a_summary_written_before_the_typed_state_loads_and_writes_back_the_same
 
     old = _old_summary()
     summary = RunSummary.from_dict(old)
-    assert summary.rounds[0].round == 0 and summary.rounds[0].sampled["valid"] == 4
-    assert summary.rounds[0].answerer["mix"]["generated"] == 2 and summary.rounds[0].relabel is None
+    rnd = summary.rounds[0]
+    assert rnd.round == 0 and rnd.sampled is not None and rnd.sampled.valid == 4 and rnd.relabel is None
+    assert rnd.answerer is not None and rnd.answerer.mix is not None and rnd.answerer.mix.generated == 2
+    assert rnd.answerer.mix.rows == 0 and "rows" in rnd.answerer.mix.absent  # not in the older file: not written
     assert summary.final_models == Models("run/round_000/generator/final_model", "run/round_000/answerer/final_model")
-    assert summary.warm_start_models is None and summary.evaluation is None and summary.warm_start["steps"] == 120
+    assert summary.warm_start_models is None and summary.evaluation is None
+    assert summary.warm_start is not None and summary.warm_start.steps == 120
     # the same file back, without the keys that only said "not run"
     assert summary.to_dict() == {k: v for k, v in old.items() if v is not None}
     assert RunSummary.from_dict(summary.to_dict()) == summary

@@ -112,7 +112,7 @@ def test_demonstrations_stay_at_their_difficulties_and_the_imitation_references_
     assert {t.difficulty for t in warm} == {"easy", "medium"}
     rows, counts = data.sft_multi_turn_rows(pool, cfg)
     hard_rows, hard_counts = data.hard_demonstrations(pool, cfg, 12)
-    assert counts["episodes"] == 24 and hard_counts["episodes"] == 12 and hard_rows
+    assert counts.episodes == 24 and hard_counts.episodes == 12 and hard_rows
     def questions(rows):  # the reset observation (the question), after any system message
         return {next(m["content"] for m in r["messages"] if m["role"] == "user") for r in rows}
 

@@ -81,8 +81,8 @@ def test_generator_and_answerer_phases_change_parameters(tmp_path, warm_model, m
                          tmp_path / "ans", "answerer", TINY, 2)
     base = AutoModelForCausalLM.from_pretrained(model)
     for metrics, folder in ((gm, tmp_path / "gen"), (am, tmp_path / "ans")):
-        assert metrics["health"]["parameters_changed"] > 0, metrics
-        assert metrics["steps"] == 2 and metrics["reward_first"] is not None
+        assert metrics.health is not None and metrics.health.parameters_changed > 0, metrics
+        assert metrics.steps == 2 and metrics.reward_first is not None
         logs = [json.loads(line) for line in (folder / "metrics.jsonl").read_text().splitlines()]
         assert any("reward" in entry for entry in logs)
         trained = AutoModelForCausalLM.from_pretrained(folder / "final_model")  # a plain, loadable model (LoRA merged)

@@ -19,7 +19,7 @@ Each trains inside the job (``warm_start.control``, ``answerer.uniform_control``
 `osint_selfplay.loop.after_run`), which adds them to the run's paired evaluation without running the models already
 evaluated again. All are phases with markers, so an interrupted ``controls`` continues where it stopped.
 
-The loop hands in what the controls need of it as a `ControlHost` (its config, folders, markers and phases) and
+The loop hands in what the controls need of it as a `ControlHost` (its config, summary, folders and phases) and
 writes what `train` returns into its summary (`RunSummary.record`): this module never imports the loop.
 """
 
@@ -27,15 +27,25 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from osint_selfplay import data, phases
-from osint_selfplay.artifacts import PhaseMarkers, read_jsonl
+from osint_selfplay.artifacts import read_jsonl
 from osint_selfplay.config import RunConfig
 from osint_selfplay.errors import ConfigError
-from osint_selfplay.state import Metrics, Models, RoundSummary, RunSummary
+from osint_selfplay.results import (
+    AnswererResult,
+    ArmResult,
+    ControlResult,
+    DemonstrationCounts,
+    PhaseResult,
+    SFTResult,
+    TaskMix,
+)
+from osint_selfplay.state import ControlResults, Models, RoundSummary, RunSummary
 from osint_selfplay.worlds import WorldPool
 
+P = TypeVar("P", bound=PhaseResult)
 UNIFORM_PHASE = "answerer_uniform"
 CURRICULUM_PHASE = "answerer_curriculum"
 IMITATION_PHASE = "imitation_reference"
@@ -46,49 +56,49 @@ IMITATION_SHARE = 1 / 3
 
 class ControlHost(Protocol):
     """What the controls need of the run they control (`osint_selfplay.loop.SelfPlayRun` is one): its config,
-    worlds, summary so far and phase markers, its folders, and its way of running a phase and an answerer phase."""
+    worlds, summary so far (each phase's typed result), its folders, and its way of running a phase and an answerer
+    phase."""
 
     cfg: RunConfig
     pool: WorldPool
     summary: RunSummary
-    markers: PhaseMarkers
 
     def run_dir(self, round_index: int | None, name: str) -> Path: ...
 
-    def run_phase(self, round_index: int | None, name: str, fn: Callable[[], dict[str, Any]], *,
-                  collective: bool = False) -> Metrics: ...
+    def run_phase(self, round_index: int | None, name: str, fn: Callable[[], P], kind: type[P], *,
+                  collective: bool = False) -> P: ...
 
     def answerer_phase(self, r: int, current: Models, name: str, *, generated_from: str | None = "tasks.jsonl",
-                       as_step: str | None = None) -> Metrics: ...
+                       as_step: str | None = None) -> AnswererResult: ...
 
 
-def budget_steps(rounds: list[RoundSummary], warm: Metrics) -> tuple[int, float]:
+def budget_steps(rounds: list[RoundSummary], warm: SFTResult) -> tuple[int, float]:
     """(SFT steps, seconds): the compute of the self-play rounds in warm-start optimizer steps. A phase that
     trained packed SFT steps (expert relabelling) counts those steps, and the rest of its wall time
     converted; every other second (playing, GRPO, the generator, sampling) is converted at the rate the
     warm start trained on this machine (its steps over its training seconds). Counting steps, not seconds,
     keeps the control's training the same whether the machine runs faster or slower while it trains."""
-    rate = float(warm.get("steps") or 0) / float(warm.get("seconds") or 1.0)
+    rate = float(warm.steps or 0) / float(warm.seconds or 1.0)
     steps, seconds = 0.0, 0.0
     for rnd in rounds:
         for phase in rnd.phases():
-            wall = float(phase.get("wall_seconds") or 0.0) - float(
-                phase.get("curve_seconds") or 0.0
-            )  # not the dev curve's
+            curve = getattr(phase, "curve_seconds", None) or 0.0  # a training phase's dev curve: not its compute
+            wall = float(phase.wall_seconds or 0.0) - float(curve)
             seconds += wall
-            trained = int(phase.get("sft_steps") or 0)
-            steps += trained + max(0.0, wall - float(phase.get("sft_seconds") or 0.0)) * rate
+            trained, trained_seconds = phase.sft_compute()
+            steps += trained + max(0.0, wall - trained_seconds) * rate
     return round(steps), seconds
 
 
 def _continue_warm_start(run: ControlHost, name: str, label: str,
-                         extra: Callable[[str], tuple[list[dict[str, Any]], dict[str, int]]] | None = None) -> Metrics:
+                         extra: Callable[[str], tuple[list[dict[str, Any]], DemonstrationCounts]] | None = None
+                         ) -> ControlResult:
     """The warm start given the self-play rounds' compute (`budget_steps`) on top of its own, into phase ``name``;
     ``extra``: a function of the warm start's model that makes more conversations (in its template's format),
     `IMITATION_SHARE` of every step's rows (the imitation reference's hard demonstrations)."""
     cfg = run.cfg
     role = cfg.warm_start_role or "answerer"
-    start = run.markers.done(None, f"warm_start_{role}") or {}
+    start = run.summary.warm_start or SFTResult()
     steps, seconds = budget_steps(run.summary.rounds, start)
     out = run.run_dir(None, name)
     branch = run.run_dir(None, f"warm_start/{role}") / phases.DECAY_START
@@ -102,9 +112,9 @@ def _continue_warm_start(run: ControlHost, name: str, label: str,
     if warm_models is None:
         raise ConfigError(f"the {label} continues the warm start, and this run has none")
 
-    def fn() -> dict[str, Any]:
+    def fn() -> ControlResult:
         rows = read_jsonl(run.run_dir(None, f"warm_start/{role}") / "demonstrations.jsonl")
-        more, counts = extra(warm_models.answerer) if extra is not None else ([], {})
+        more, counts = extra(warm_models.answerer) if extra is not None else ([], None)
         metrics = phases.run_sft(
             warm_models.answerer,
             rows,
@@ -113,39 +123,39 @@ def _continue_warm_start(run: ControlHost, name: str, label: str,
             "answerer",
             cfg.model.answerer,
             extra_steps=steps,
-            skip_rows=int(start.get("next_row") or 0),
+            skip_rows=int(start.next_row or 0),
             label=label,
             branch=branch if branch.is_file() else None,
-            warm_steps=int(start.get("steps") or 0),
+            warm_steps=int(start.steps or 0),
             extra=more,
             extra_share=IMITATION_SHARE if more else 0.0,
         )
-        return {**metrics, "budget_seconds": seconds, "budget_steps": steps,
-                **({"extra_demonstrations": counts} if extra is not None else {})}
+        return metrics.extended(ControlResult, budget_seconds=seconds, budget_steps=steps, extra_demonstrations=counts)
 
-    run.run_phase(None, name, fn)
-    return {**(run.markers.done(None, name) or {}), "model": str(out / "final_model")}
+    result = run.run_phase(None, name, fn, ControlResult)
+    result.model = str(out / "final_model")
+    return result
 
 
-def train_equal_compute(run: ControlHost) -> Metrics:
+def train_equal_compute(run: ControlHost) -> ControlResult:
     """(a) More SFT on the same demonstrations: the warm start given the rounds' compute."""
     return _continue_warm_start(run, "control", "equal-compute SFT control")
 
 
-def train_imitation_reference(run: ControlHost) -> Metrics:
+def train_imitation_reference(run: ControlHost) -> ControlResult:
     """(c) The imitation reference: the same continuation, a third of every step's rows oracle demonstrations of hard
     tasks (`data.hard_demonstrations`), never shown to the self-play run: what imitation gives where demonstrations
     exist."""
     cfg = run.cfg
     n = round(cfg.warm_start.answerer_examples * IMITATION_SHARE)
 
-    def hard(model: str) -> tuple[list[dict[str, Any]], dict[str, int]]:
+    def hard(model: str) -> tuple[list[dict[str, Any]], DemonstrationCounts]:
         return data.hard_demonstrations(run.pool, cfg, n, native=phases.renders_tools(model))
 
     return _continue_warm_start(run, IMITATION_PHASE, "imitation reference (hard demonstrations)", extra=hard)
 
 
-def train_answerer_arm(run: ControlHost, name: str, generated_from: str | None) -> Metrics:
+def train_answerer_arm(run: ControlHost, name: str, generated_from: str | None) -> ArmResult:
     """Every round's answerer phase again, chained from the model the first one started from, each on the same
     seed tasks and GRPO seed as the round's own, with the round's generated tasks in ``generated_from`` (a file of
     its sample phase; None: seed tasks only), into phase folders ``name``. The rounds' generator phases do not
@@ -153,7 +163,7 @@ def train_answerer_arm(run: ControlHost, name: str, generated_from: str | None) 
     phases_ = [rnd.answerer for rnd in run.summary.rounds]
     if not phases_ or not all(phases_):
         raise ConfigError(f"the {name} control repeats every round's answerer phase; this run lacks one")
-    start = phases_[0].get("start_model") if phases_[0] else None
+    start = phases_[0].start_model if phases_[0] else None
     if not start:
         raise ConfigError("the run's first answerer phase does not record the model it started from (an older run); "
                           "train the control inside the job")
@@ -162,27 +172,26 @@ def train_answerer_arm(run: ControlHost, name: str, generated_from: str | None) 
         results.append(run.answerer_phase(r, Models.both(start), name, generated_from=generated_from,
                                           as_step="answerer"))
         start = str(run.run_dir(r, name) / "final_model")
-    return {"rounds": results, "model": start,
-            "mix": [res.get("mix", {}) for res in results], "reward_first": results[0].get("reward_first"),
-            "reward_last": results[-1].get("reward_last")}
+    return ArmResult(rounds=results, model=start, mix=[res.mix or TaskMix() for res in results],
+                     reward_first=results[0].reward_first, reward_last=results[-1].reward_last)
 
 
-def train_uniform_tasks(run: ControlHost) -> Metrics:
+def train_uniform_tasks(run: ControlHost) -> ArmResult:
     """(b) The same GRPO on uniform seed tasks (the difficulties of ``answerer.seed_difficulties``). When no
     generated task reached any round's answerer, its rows already were those seed tasks (the same stream and
     order): the control would be the same run, so nothing is trained and the result says so."""
-    mixes = [(rnd.answerer or {}).get("mix") or {} for rnd in run.summary.rounds]
-    if run.summary.rounds and not any(m.get("generated") for m in mixes):
-        return {"same_as_final": True, "generated": 0}
+    mixes = [rnd.answerer.mix if rnd.answerer else None for rnd in run.summary.rounds]
+    if run.summary.rounds and not any(m and m.generated for m in mixes):
+        return ArmResult(same_as_final=True, generated=0)
     return train_answerer_arm(run, UNIFORM_PHASE, None)
 
 
 def train(run: ControlHost, *, equal_compute: bool, uniform: bool, curriculum: bool = False,
-          imitation: bool = False) -> dict[str, Metrics]:
+          imitation: bool = False) -> ControlResults:
     """Train the controls asked for; returns {summary field: result} (``control``, ``uniform_control``,
     ``curriculum_control``, ``imitation_reference``), each result's ``model`` the one to evaluate (none: a uniform
     control that would repeat the run). The caller writes them into its summary."""
-    results: dict[str, Metrics] = {}
+    results: ControlResults = {}
     if equal_compute:  # a packed warm start: checked when the run is built (`SelfPlayRun`) or by `loop.after_run`
         results["control"] = train_equal_compute(run)
     if uniform:
@@ -194,6 +203,6 @@ def train(run: ControlHost, *, equal_compute: bool, uniform: bool, curriculum: b
     return results
 
 
-def models(results: dict[str, Metrics]) -> dict[str, str]:
+def models(results: ControlResults) -> dict[str, str]:
     """{name: model} of the trained controls in ``results`` (`train`'s), to evaluate."""
-    return {name: result["model"] for name, result in results.items() if result.get("model")}
+    return {name: result.model for name, result in results.items() if result.model}

@@ -21,9 +21,9 @@ from osint_eval.stats import bootstrap_mean, proportion_interval
 from osint_gym.benchmark import benchmark_tasks, benchmark_world
 from osint_gym.tasks import DIFFICULTIES
 from osint_selfplay.errors import ConfigError
+from osint_selfplay.results import Count, DevPoint, GRPOResult, TrainingResult
 from osint_selfplay.state import RoundSummary
 
-Point = dict[str, Any]
 ANSWERER_PHASES = ("answerer_first", "relabel", "answerer")  # a round's answerer updates, in the order they run
 
 
@@ -51,7 +51,7 @@ class DevProbe:
     def enabled(self) -> bool:
         return bool(self.tasks) and not self.cfg.dry_run
 
-    def measure_path(self, model_dir: str, label: str, step: int) -> Point:
+    def measure_path(self, model_dir: str, label: str, step: int) -> DevPoint:
         """One point: the model saved in ``model_dir`` on the dev tasks, greedy."""
         cfg = self.cfg
         if self.world is None:
@@ -67,15 +67,15 @@ class DevProbe:
             policy.close()
         seconds = time.perf_counter() - t0
         self.seconds += seconds
-        by: dict[str, dict[str, int]] = {}
+        by: dict[str, Count] = {}
         for r in results:
-            cell = by.setdefault(r.difficulty, {"solved": 0, "n": 0})
-            cell["solved"] += int(r.correct)
-            cell["n"] += 1
-        return {"label": label, "step": step, "solved": sum(r.correct for r in results), "n": len(results),
-                "seconds": seconds, "by_difficulty": by}
+            cell = by.setdefault(r.difficulty, Count())
+            cell.solved += int(r.correct)
+            cell.n += 1
+        return DevPoint(label=label, step=step, solved=sum(r.correct for r in results), n=len(results),
+                        seconds=seconds, by_difficulty=by)
 
-    def measure(self, model: Any, tokenizer: Any, label: str, step: int) -> Point:
+    def measure(self, model: Any, tokenizer: Any, label: str, step: int) -> DevPoint:
         """One point: ``model`` as it is now (in training), saved to a scratch folder and played from there."""
         t0 = time.perf_counter()
         training = model.training
@@ -84,11 +84,11 @@ class DevProbe:
             tokenizer.save_pretrained(tmp)
             point = self.measure_path(tmp, label, step)
         model.train(training)
-        self.seconds += time.perf_counter() - t0 - point["seconds"]
+        self.seconds += time.perf_counter() - t0 - point.seconds
         return point
 
 
-def grpo_callback(probe: DevProbe, tokenizer: Any, label: str, points: list[Point]) -> Any:
+def grpo_callback(probe: DevProbe, tokenizer: Any, label: str, points: list[DevPoint]) -> Any:
     """A TrainerCallback that measures ``probe`` every ``probe.every`` GRPO steps into ``points``."""
     from transformers import TrainerCallback
 
@@ -100,29 +100,28 @@ def grpo_callback(probe: DevProbe, tokenizer: Any, label: str, points: list[Poin
     return Probe()
 
 
-def run_curves(rounds: list[RoundSummary], warm_point: Point | None, split: str) -> list[Curve]:
+def run_curves(rounds: list[RoundSummary], warm_point: DevPoint | None, split: str) -> list[Curve]:
     """The report's curves from the run summary: dev success over the on-policy optimizer steps (each
     phase's steps after the earlier phases'), and the zero-variance share of each GRPO step's groups."""
     points: list[CurvePoint] = []
-    measured: list[tuple[int, Point]] = [(0, warm_point)] if warm_point else []
+    measured: list[tuple[int, DevPoint]] = [(0, warm_point)] if warm_point else []
     if warm_point:
-        points.append(_point(0, warm_point))
+        points.append(_point(0, warm_point.label, warm_point))
     zero: list[CurvePoint] = []
     offset = 0
     for rnd in rounds:
-        for phase in (getattr(rnd, key) for key in ANSWERER_PHASES):
+        phases: list[TrainingResult | None] = [getattr(rnd, key) for key in ANSWERER_PHASES]
+        for phase in phases:
             if phase is None:
                 continue
-            for p in phase.get("dev_curve") or []:
-                points.append(_point(offset + int(p["step"]), p))
-                measured.append((offset + int(p["step"]), p))
-            for entry in phase.get("zero_variance_steps") or []:
-                n = int(entry["groups"])
-                share = float(entry["share"])
-                zero.append(CurvePoint(offset + int(entry["step"]), proportion_interval([1] * round(share * n)
-                                                                                        + [0] * (n - round(share * n))),
-                                       "GRPO"))
-            offset += int(phase.get("sft_steps") or 0) if "sft_steps" in phase else int(phase.get("steps") or 0)
+            for p in phase.dev_curve or []:
+                points.append(_point(offset + p.step, p.label, p))
+                measured.append((offset + p.step, p))
+            steps = phase.zero_variance_steps or [] if isinstance(phase, GRPOResult) else []
+            for entry in steps:
+                n, k = entry.groups, round(entry.share * entry.groups)
+                zero.append(CurvePoint(offset + entry.step, proportion_interval([1] * k + [0] * (n - k)), "GRPO"))
+            offset += phase.steps or 0
     curves = []
     if points:
         n = points[0].value.n
@@ -141,22 +140,20 @@ def run_curves(rounds: list[RoundSummary], warm_point: Point | None, split: str)
     return curves
 
 
-def _difficulty_curves(measured: list[tuple[int, Point]], split: str) -> list[Curve]:
+def _difficulty_curves(measured: list[tuple[int, DevPoint]], split: str) -> list[Curve]:
     """One dev curve per difficulty (points measured before the curves were stratified have none)."""
-    levels = [d for d in DIFFICULTIES if any(d in (p.get("by_difficulty") or {}) for _, p in measured)]
+    levels = [d for d in DIFFICULTIES if any(d in p.by_difficulty for _, p in measured)]
     curves = []
     for d in levels:
-        cells = [(x, p.get("label", ""), (p.get("by_difficulty") or {}).get(d)) for x, p in measured]
-        pts = [_point(x, {"label": label, **cell}) for x, label, cell in cells if cell]
+        pts = [_point(x, p.label, p.by_difficulty[d]) for x, p in measured if d in p.by_difficulty]
         curves.append(Curve(f"greedy success on {pts[0].value.n} {split} {d} tasks during the on-policy phases",
                             "on-policy optimizer step", "success (95% CI)", pts))
     return curves
 
 
-def _point(x: int, p: Point) -> CurvePoint:
-    solved, n = int(p["solved"]), int(p["n"])
-    value: Estimate = proportion_interval([1] * solved + [0] * (n - solved))
-    return CurvePoint(x, value, str(p.get("label", "")))
+def _point(x: int, label: str, p: DevPoint | Count) -> CurvePoint:
+    value: Estimate = proportion_interval([1] * p.solved + [0] * (p.n - p.solved))
+    return CurvePoint(x, value, label)
 
 
 def selfplay_curves(rounds: list[RoundSummary]) -> list[Curve]:
@@ -166,22 +163,21 @@ def selfplay_curves(rounds: list[RoundSummary]) -> list[Curve]:
     reward: list[CurvePoint] = []
     offset = 0
     for rnd in rounds:
-        steps = (rnd.generator or {}).get("generator_steps") or []
+        steps = (rnd.generator.generator_steps if rnd.generator else None) or []
         for s in steps:
-            if s["rewards"]:
-                reward.append(CurvePoint(offset + int(s["step"]), bootstrap_mean(s["rewards"]), f"round {rnd.round}"))
+            if s.rewards:
+                reward.append(CurvePoint(offset + s.step, bootstrap_mean(s.rewards), f"round {rnd.round}"))
         offset += len(steps)
     share = {"learned generator": [], "scripted curriculum": []}  # type: dict[str, list[CurvePoint]]
     hops: list[CurvePoint] = []
     for rnd in rounds:
-        sample = rnd.sampled or {}
-        for name, arm in (("learned generator", sample), ("scripted curriculum", sample.get("curriculum") or {})):
-            if arm.get("valid"):
-                k = int(arm["in_frontier"])
-                share[name].append(CurvePoint(rnd.round, proportion_interval([1] * k + [0] * (arm["valid"] - k)),
-                                              name))
-        mix = (rnd.answerer or {}).get("mix") or {}
-        trained = [int(h) for h, n in (mix.get("hops") or {}).items() for _ in range(n)]
+        arms = (("learned generator", rnd.sampled), ("scripted curriculum", rnd.sampled and rnd.sampled.curriculum))
+        for name, arm in arms:
+            if arm and arm.valid:
+                k = arm.in_frontier
+                share[name].append(CurvePoint(rnd.round, proportion_interval([1] * k + [0] * (arm.valid - k)), name))
+        mix = rnd.answerer.mix if rnd.answerer else None
+        trained = [int(h) for h, n in (mix.hops if mix else {}).items() for _ in range(n)]
         if trained:
             hops.append(CurvePoint(rnd.round, bootstrap_mean(trained), f"round {rnd.round}"))
     curves = []

@@ -28,6 +28,7 @@ from osint_gym.world.names import rename_made_up_words
 from osint_selfplay import streams
 from osint_selfplay.config import RunConfig
 from osint_selfplay.curriculum import task_hops
+from osint_selfplay.results import DemonstrationCounts, DynamicSampling, TaskCounts, TaskMix
 from osint_selfplay.rewards import context_to_json
 from osint_selfplay.worlds import WorldPool
 
@@ -120,7 +121,7 @@ SolveRates = Callable[[list[tuple[World, Task]]], list[float]]
 
 
 def frontier_seed_tasks(pool: WorldPool, cfg: RunConfig, n: int, offset: int, stream: str,
-                        solve_rates: SolveRates) -> tuple[list[tuple[World, Task]], dict[str, Any]]:
+                        solve_rates: SolveRates) -> tuple[list[tuple[World, Task]], DynamicSampling]:
     """Dynamic sampling of ``n`` seed tasks: ``n * answerer.seed_candidates`` candidates, each played
     by the current answerer (``solve_rates``: k samples per task); the ``n`` first whose estimated
     rate lies strictly between 0 and 1 (a GRPO group on them has reward variance) are kept in
@@ -134,23 +135,23 @@ def frontier_seed_tasks(pool: WorldPool, cfg: RunConfig, n: int, offset: int, st
     flat = [i for i, p in enumerate(rates) if not 0 < p < 1]
     chosen = mixed[:n] + flat[: max(0, n - len(mixed))]
     kept = [candidates[i] for i in sorted(chosen)]
-    counts = {
-        "candidates": len(candidates),
-        "all_solved": sum(p == 1 for p in rates),
-        "none_solved": sum(p == 0 for p in rates),
-        "replaced": sum(not 0 < p < 1 for p in rates[:n]),
-        "unreplaced": max(0, n - len(mixed)),
-        "mean_rate_candidates": sum(rates) / len(rates) if rates else None,
-        "mean_rate_kept": sum(rates[i] for i in chosen) / len(chosen) if chosen else None,
-        "kept_difficulties": dict(Counter(t.difficulty for _, t in kept)),
-        "seconds": time.perf_counter() - t0,
-    }
+    counts = DynamicSampling(
+        candidates=len(candidates),
+        all_solved=sum(p == 1 for p in rates),
+        none_solved=sum(p == 0 for p in rates),
+        replaced=sum(not 0 < p < 1 for p in rates[:n]),
+        unreplaced=max(0, n - len(mixed)),
+        mean_rate_candidates=sum(rates) / len(rates) if rates else None,
+        mean_rate_kept=sum(rates[i] for i in chosen) / len(chosen) if chosen else None,
+        kept_difficulties=dict(Counter(t.difficulty for _, t in kept)),
+        seconds=time.perf_counter() - t0,
+    )
     return kept, counts
 
 
 def mix_answerer_rows(pool: WorldPool, cfg: RunConfig, generated: list[Task], round_index: int,
                       stream: str = streams.TRAIN,
-                      solve_rates: SolveRates | None = None) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+                      solve_rates: SolveRates | None = None) -> tuple[list[dict[str, Any]], TaskMix]:
     """The answerer's round dataset: generated tasks up to ``generated_share``, seed tasks for the
     rest; if too few generated tasks validated (or lay in the ``answerer.frontier`` band of
     estimated solve rates), seed tasks top them up and the counts are returned. Given
@@ -165,7 +166,7 @@ def mix_answerer_rows(pool: WorldPool, cfg: RunConfig, generated: list[Task], ro
     used = in_band[:want]
     top_up = want - len(used)
     items = [(pool.world(t.provenance["world_seed"]), t, "generated") for t in used]
-    dynamic: dict[str, Any] | None = None
+    dynamic: DynamicSampling | None = None
     candidates = cfg.answerer.seed_candidates
     if solve_rates is not None and candidates > 1:
         offset = round_index * total * candidates
@@ -180,16 +181,16 @@ def mix_answerer_rows(pool: WorldPool, cfg: RunConfig, generated: list[Task], ro
     else:
         rows = [answerer_row(w, t, cfg, source) for w, t, source in items]
     hops = [task_hops(t) for _, t, _ in items]
-    return rows, {"generated": len(used), "seed": total - len(used), "top_up": top_up, "wanted_generated": want,
-                  "valid_generated": len(generated), "outside_frontier": outside, "frontier": list(band),
-                  "rows": len(rows), "unsolvable_under_budget": over_budget, "dynamic_sampling": dynamic,
-                  "mean_hops": sum(hops) / len(hops) if hops else None,
-                  "hops": {str(h): n for h, n in sorted(Counter(hops).items())},
-                  "generated_mean_hops": sum(map(task_hops, used)) / len(used) if used else None}
+    return rows, TaskMix(generated=len(used), seed=total - len(used), top_up=top_up, wanted_generated=want,
+                         valid_generated=len(generated), outside_frontier=outside, frontier=list(band),
+                         rows=len(rows), unsolvable_under_budget=over_budget, dynamic_sampling=dynamic,
+                         mean_hops=sum(hops) / len(hops) if hops else None,
+                         hops={str(h): n for h, n in sorted(Counter(hops).items())},
+                         generated_mean_hops=sum(map(task_hops, used)) / len(used) if used else None)
 
 
 def relabel_tasks(pool: WorldPool, cfg: RunConfig, generated: list[Task],
-                  round_index: int) -> tuple[list[tuple[World, Task]], dict[str, int]]:
+                  round_index: int) -> tuple[list[tuple[World, Task]], TaskCounts]:
     """The tasks the answerer plays for relabelling in round ``round_index``: the round's generated
     tasks whose estimated solve rate lies in ``answerer.frontier`` (all valid ones if it is empty),
     then seed tasks of their own stream up to ``relabel.tasks``."""
@@ -198,17 +199,17 @@ def relabel_tasks(pool: WorldPool, cfg: RunConfig, generated: list[Task],
     in_band = [t for t in generated if not band or band[0] <= t.provenance.get("solve_rate", -1.0) <= band[1]][:total]
     items = [(pool.world(t.provenance["world_seed"]), t) for t in in_band]
     items += seed_tasks(pool, cfg, total - len(items), round_index * total, streams.RELABEL)
-    return items, {"generated": len(in_band), "seed": total - len(in_band)}
+    return items, TaskCounts(generated=len(in_band), seed=total - len(in_band))
 
 
 def warm_start_rows(pool: WorldPool, cfg: RunConfig, role: str,
-                    native: bool = False) -> tuple[list[dict[str, Any]], dict[str, int]]:
+                    native: bool = False) -> tuple[list[dict[str, Any]], DemonstrationCounts | None]:
     """(rows, demonstration counts) of a ``role``'s warm start ("generator", "answerer" or "shared"):
     gold proposals for the generator, demonstrator episodes (multi-turn; ``native``: in the format of a
     template that renders tools) or gold answers for the answerer; as ``messages`` rows when any row is
     multi-turn."""
     rows: list[dict[str, Any]] = []
-    counts: dict[str, int] = {}
+    counts = None
     if role in ("generator", "shared"):
         rows += sft_generator_rows(pool, cfg)
     if role in ("answerer", "shared"):
@@ -252,7 +253,7 @@ def multi_turn_rows(
 
 
 def sft_multi_turn_rows(pool: WorldPool, cfg: RunConfig, stream: str = streams.WARM_START, *,
-                        native: bool = False) -> tuple[list[dict[str, Any]], dict[str, int]]:
+                        native: bool = False) -> tuple[list[dict[str, Any]], DemonstrationCounts]:
     """(rows, counts): oracle trajectories in the multi-turn chat format (``messages`` rows; the loss
     is on the assistant turns only): how to look names up, call tools, cite evidence and answer.
     Each one is a real episode through the env (`osint_gym.agents.run_episode`) by the demonstrator
@@ -272,8 +273,8 @@ def sft_multi_turn_rows(pool: WorldPool, cfg: RunConfig, stream: str = streams.W
             results = list(ex.map(_demonstrations, [pool] * parts, [cfg] * parts, range(parts), [parts] * parts,
                                   [stream] * parts, [native] * parts))
     by_index = sorted((i, row) for rows, _ in results for i, row in rows)
-    counts = {k: sum(c[k] for _, c in results) for k in results[0][1]}
-    return [row for _, row in by_index], counts
+    counts: dict[str, Any] = {k: sum(c[k] for _, c in results) for k in results[0][1]}
+    return [row for _, row in by_index], DemonstrationCounts(**counts)
 
 
 def template_row(messages: list[dict[str, Any]], schemas: list[dict[str, Any]],
@@ -295,7 +296,7 @@ def rename_words(messages: list[dict[str, Any]], key: str) -> list[dict[str, Any
 
 
 def hard_demonstrations(pool: WorldPool, cfg: RunConfig, n: int,
-                        native: bool = False) -> tuple[list[dict[str, Any]], dict[str, int]]:
+                        native: bool = False) -> tuple[list[dict[str, Any]], DemonstrationCounts]:
     """``n`` oracle demonstrations of hard tasks from their own stream (the imitation reference's: never the warm
     start's, whose demonstrations stay at the configured difficulties), as `sft_multi_turn_rows` makes them."""
     hard = dataclasses.replace(cfg, warm_start=dataclasses.replace(cfg.warm_start, answerer_examples=n,

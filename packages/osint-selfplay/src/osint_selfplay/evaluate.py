@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from osint_eval.evaluate import evaluate, extend
 from osint_eval.metrics import compare, summarize
@@ -22,6 +22,14 @@ from osint_selfplay.artifacts import atomic_write_json
 from osint_selfplay.config import RunConfig
 from osint_selfplay.curves import run_curves, selfplay_curves
 from osint_selfplay.errors import ConfigError
+from osint_selfplay.results import (
+    EvaluationResult,
+    Headline,
+    SingleTurnReference,
+    SplitFigures,
+    SubsetFigures,
+    ZeroVariance,
+)
 from osint_selfplay.state import RoundSummary, RunState, RunSummary
 
 
@@ -34,6 +42,7 @@ class EvaluatedRun(Protocol):
     summary: RunSummary
 
 
+S = TypeVar("S", bound=SplitFigures)
 HEADLINE = ("success", "reward", "tool_calls", "critical_steps")  # the run summary's per-model figures
 DRY_RUN_EVAL_TASKS = 16  # a dry run is a smoke test: it evaluates at most this many tasks, and says so
 
@@ -84,16 +93,16 @@ def report_dir(root: Path, cfg: Any, split: str) -> Path:
     return root / "eval" if split == cfg.eval.tasks else root / "eval" / split.replace(":", "-")
 
 
-def _zero_variance_groups(rounds: list[RoundSummary]) -> dict[str, dict[str, float]]:
+def _zero_variance_groups(rounds: list[RoundSummary]) -> dict[str, ZeroVariance]:
     """Answerer groups whose rewards had no variance, summed over rounds, by task source."""
-    zero_var: dict[str, dict[str, float]] = {}
+    zero_var: dict[str, ZeroVariance] = {}
     for rnd in rounds:
-        for source, z in ((rnd.answerer or {}).get("zero_variance_by_source") or {}).items():
-            acc = zero_var.setdefault(source, {"groups": 0, "zero_variance": 0})
-            acc["groups"] += z["groups"]
-            acc["zero_variance"] += z["zero_variance"]
+        for source, z in ((rnd.answerer.zero_variance_by_source if rnd.answerer else None) or {}).items():
+            acc = zero_var.setdefault(source, ZeroVariance())
+            acc.groups += z.groups
+            acc.zero_variance += z.zero_variance
     for acc in zero_var.values():
-        acc["share"] = acc["zero_variance"] / acc["groups"] if acc["groups"] else float("nan")
+        acc.share = acc.zero_variance / acc.groups if acc.groups else float("nan")
     return zero_var
 
 
@@ -144,18 +153,18 @@ def _pairs(names: list[str], baselines: list[str]) -> list[tuple[str, str]]:
 
 def subset_figures(
     episodes: dict[str, list[Any]], pairs: list[tuple[str, str]], difficulties: tuple[str, ...], seed: int
-) -> dict[str, Any]:
+) -> SubsetFigures:
     """Success of every model and the paired deltas on the tasks of ``difficulties`` (easy + medium, or the hard
     tasks of every evaluated split), from per-task episodes ({model: episodes, in the same task order})."""
     eps = {name: [e for e in runs if e.difficulty in difficulties] for name, runs in episodes.items()}
     if not any(eps.values()):
-        return {"difficulties": list(difficulties), "n_tasks": 0, "success": {}, "comparisons": {}}
-    return {
-        "difficulties": list(difficulties), "n_tasks": len(next(iter(eps.values()))),
-        "success": {name: summarize(e, seed=seed, name=name).overall.success.to_dict() for name, e in eps.items()},
-        "comparisons": {f"{c} vs {b}": compare(eps[b], eps[c], seed=seed, names=(b, c)).overall.to_dict()
-                        for b, c in pairs if eps.get(b) and eps.get(c)},
-    }
+        return SubsetFigures(difficulties=list(difficulties))
+    return SubsetFigures(
+        difficulties=list(difficulties), n_tasks=len(next(iter(eps.values()))),
+        success={name: summarize(e, seed=seed, name=name).overall.success for name, e in eps.items()},
+        comparisons={f"{c} vs {b}": compare(eps[b], eps[c], seed=seed, names=(b, c)).overall
+                     for b, c in pairs if eps.get(b) and eps.get(c)},
+    )
 
 
 def _policies(cfg: Any, paths: dict[str, str], *, scripted: bool = True) -> dict[str, Any]:
@@ -185,7 +194,7 @@ def _taskset(cfg: Any, split: str) -> TaskSet:
                                                                   eval_task_limit(ev.limit, cfg.dry_run)), split)
 
 
-def evaluate_run(run: EvaluatedRun, state: RunState, controls: dict[str, str] | None = None) -> dict[str, Any]:
+def evaluate_run(run: EvaluatedRun, state: RunState, controls: dict[str, str] | None = None) -> EvaluationResult:
     """The closing evaluation of the untrained model, the warm start, the final answerer, the
     ``controls`` trained in the job ({name: model}) and the scripted baselines, paired."""
     cfg = run.cfg
@@ -208,12 +217,12 @@ def evaluate_run(run: EvaluatedRun, state: RunState, controls: dict[str, str] | 
     return _write(run, reports, paths, pairs, single_turn)
 
 
-def evaluate_controls(run: EvaluatedRun, controls: dict[str, str]) -> dict[str, Any]:
+def evaluate_controls(run: EvaluatedRun, controls: dict[str, str]) -> EvaluationResult:
     """Add controls trained after the job ({name: model}) to its evaluation: only they are run, on each report's
     tasks, and paired with every model in it (`osint_eval.evaluate.extend`)."""
     cfg, ev = run.cfg, run.cfg.eval
-    before = run.summary.evaluation or {}
-    paths = {**before.get("models", {}), **controls}
+    before = run.summary.evaluation or EvaluationResult()
+    paths = {**before.models, **controls}
     reports = {}
     for split in eval_splits(cfg):
         report = load_report(report_dir(run.root, cfg, split) / "report.json")
@@ -227,27 +236,29 @@ def evaluate_controls(run: EvaluatedRun, controls: dict[str, str]) -> dict[str, 
         finally:
             for p in policies.values():
                 p.close()
-    return _write(run, reports, paths, pairs, before.get("single_turn_reference"))
+    return _write(run, reports, paths, pairs, before.single_turn_reference)
 
 
-def _split_figures(report: Any, pairs: list[tuple[str, str]], seed: int) -> dict[str, Any]:
-    """One split's figures for the run summary: every model's headline and success by difficulty, the paired
-    comparisons, the strongest scripted baseline and the easy + medium subset."""
-    return {
-        "tasks": report.tasks.source,
-        "n_tasks": report.tasks.n,
-        "headline": {name: {k: getattr(m.overall, k).to_dict() for k in HEADLINE} for name, m in report.models.items()},
-        "by_difficulty": {
-            name: {d: b.success.to_dict() for d, b in m.by_difficulty.items()} for name, m in report.models.items()
-        },
-        "easy_medium": subset_figures(report.episodes, pairs, ("easy", "medium"), seed),
-        "comparisons": {k: c.overall.to_dict() for k, c in report.comparisons.items()},
-        "strongest_baseline": report.strongest_baseline.to_dict() if report.strongest_baseline else None,
-    }
+def _split_figures(split: Any, pairs: list[tuple[str, str]], seed: int,
+                   into: type[S] = SplitFigures,  # type: ignore[assignment]
+                   **more: Any) -> S:
+    """One split's figures for the run summary from its report ``split``, as an ``into`` with ``more`` of its
+    fields: every model's headline and success by difficulty, the paired comparisons, the strongest scripted
+    baseline and the easy + medium subset."""
+    return into(
+        tasks=split.tasks.source,
+        n_tasks=split.tasks.n,
+        headline={name: Headline(**{k: getattr(m.overall, k) for k in HEADLINE}) for name, m in split.models.items()},
+        by_difficulty={name: {d: b.success for d, b in m.by_difficulty.items()} for name, m in split.models.items()},
+        easy_medium=subset_figures(split.episodes, pairs, ("easy", "medium"), seed),
+        comparisons={k: c.overall for k, c in split.comparisons.items()},
+        strongest_baseline=split.strongest_baseline,
+        **more,
+    )
 
 
 def _write(run: EvaluatedRun, reports: dict[str, Any], paths: dict[str, str], pairs: list[tuple[str, str]],
-           single_turn: dict[str, Any] | None) -> dict[str, Any]:
+           single_turn: SingleTurnReference | None) -> EvaluationResult:
     """Write each split's report into the run folder (the run's curves in the first) and return the run
     summary's evaluation figures: the first split's at the top, the others under ``splits``, and the hard
     tasks of every split together under ``hard``."""
@@ -263,33 +274,35 @@ def _write(run: EvaluatedRun, reports: dict[str, Any], paths: dict[str, str], pa
     main = reports[cfg.eval.tasks]
     names = [n for n in main.episodes if all(n in r.episodes for r in reports.values())]
     pooled = {n: [e for r in reports.values() for e in r.episodes[n]] for n in names}
-    sampled = [rnd.sampled or {} for rnd in run.summary.rounds]
-    result = {
-        **_split_figures(main, pairs, cfg.seed),
-        "dry_run": cfg.dry_run,
-        "mode": cfg.answerer.mode,
-        "context_mode": cfg.answerer.context_mode,
-        "models": paths,
-        "splits": {s: {**_split_figures(r, pairs, cfg.seed), "report": str(report_dir(run.root, cfg, s) / "report.md")}
-                   for s, r in reports.items() if s != cfg.eval.tasks},
-        "hard": {**subset_figures(pooled, pairs, ("hard",), cfg.seed), "splits": list(reports)},
-        "generator_valid_rate": [s.get("valid_rate") for s in sampled],
-        "answerer_solve_rate_on_generated": [s.get("mean_solve_rate") for s in sampled],
-        "zero_variance_groups": _zero_variance_groups(run.summary.rounds),
-        "single_turn_reference": single_turn,
-        "report": str(run.root / "eval" / "report.md"),
-        "curves": [c.to_dict() for c in curves],
-    }
-    atomic_write_json(run.root / "eval" / "summary.json", result)
+    sampled = [rnd.sampled for rnd in run.summary.rounds]
+    hard = subset_figures(pooled, pairs, ("hard",), cfg.seed)
+    hard.splits = list(reports)
+    result = _split_figures(
+        main, pairs, cfg.seed, EvaluationResult,
+        dry_run=cfg.dry_run,
+        mode=cfg.answerer.mode,
+        context_mode=cfg.answerer.context_mode,
+        models=paths,
+        splits={s: _split_figures(r, pairs, cfg.seed, report=str(report_dir(run.root, cfg, s) / "report.md"))
+                for s, r in reports.items() if s != cfg.eval.tasks},
+        hard=hard,
+        generator_valid_rate=[s.valid_rate if s else None for s in sampled],
+        answerer_solve_rate_on_generated=[s.mean_solve_rate if s else None for s in sampled],
+        zero_variance_groups=_zero_variance_groups(run.summary.rounds),
+        single_turn_reference=single_turn,
+        report=str(run.root / "eval" / "report.md"),
+        curves=[c.to_dict() for c in curves],
+    )
+    atomic_write_json(run.root / "eval" / "summary.json", result.to_dict())
     return result
 
 
-def _single_turn_reference(cfg: Any, taskset: Any) -> dict[str, Any] | None:
+def _single_turn_reference(cfg: Any, taskset: Any) -> SingleTurnReference | None:
     ev = cfg.eval
     if cfg.answerer.mode != "multi_turn" or not ev.single_turn_model:
         return None
     if not Path(ev.single_turn_model).exists():
-        return {"model": ev.single_turn_model, "missing": True}
+        return SingleTurnReference(model=ev.single_turn_model, missing=True)
     policy = HFPolicy(ev.single_turn_model, batch_size=ev.batch_size, max_new_tokens=64, temperature=0.0,
                       decoding=cfg.model.decoding)
     try:
@@ -297,4 +310,4 @@ def _single_turn_reference(cfg: Any, taskset: Any) -> dict[str, Any] | None:
                       context_mode="triples", n_distractors=6, batch_size=ev.batch_size)
     finally:
         policy.close()
-    return {"model": ev.single_turn_model, "success": st.models["single_turn"].overall.success.to_dict()}
+    return SingleTurnReference(model=ev.single_turn_model, success=st.models["single_turn"].overall.success)

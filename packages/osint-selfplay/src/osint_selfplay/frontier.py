@@ -15,32 +15,38 @@ from __future__ import annotations
 import random
 from collections import Counter
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 from osint_gym.proposals import Offer, Proposal, SampledBatch, format_proposal, sample_tasks, validate_sampled
 from osint_gym.tasks import Task
 from osint_gym.world import World
 from osint_selfplay.curriculum import FrontierCurriculum, task_hops
-from osint_selfplay.rewards import FRONTIER_BAND, in_band
+from osint_selfplay.results import ArmFigures, GeneratorResult, GRPOResult, SampleResult
+from osint_selfplay.rewards import FRONTIER_BAND, GeneratorReward, in_band
 
+A = TypeVar("A", bound=ArmFigures)
 RateTasks = Callable[[list[tuple[World, Task]]], list[Task]]  # each task with its solve rate (`SolverSampler.rate`)
 Generate = Callable[[list[list[dict[str, str]]]], list[str]]
 
 
-def arm_figures(tasks: list[Task], proposals: int) -> dict[str, Any]:
-    """One arm's figures: valid proposals, frontier share (`FRONTIER_BAND`), mean solve rate and hops."""
+def arm_figures(tasks: list[Task], proposals: int,
+                into: type[A] = ArmFigures,  # type: ignore[assignment]
+                **more: Any) -> A:
+    """One arm's figures (as an ``into``, with ``more`` of its fields): valid proposals, frontier share
+    (`FRONTIER_BAND`), mean solve rate and hops."""
     rates = [float(t.provenance["solve_rate"]) for t in tasks]
     in_frontier = sum(map(in_band, rates))
-    return {
-        "proposals": proposals,
-        "valid": len(tasks),
-        "valid_rate": len(tasks) / max(1, proposals),
-        "in_frontier": in_frontier,
-        "frontier_share": in_frontier / len(rates) if rates else None,
-        "mean_solve_rate": sum(rates) / len(rates) if rates else None,
-        "mean_hops": sum(map(task_hops, tasks)) / len(tasks) if tasks else None,
-        "hops": {str(h): n for h, n in sorted(Counter(map(task_hops, tasks)).items())},
-    }
+    return into(
+        proposals=proposals,
+        valid=len(tasks),
+        valid_rate=len(tasks) / max(1, proposals),
+        in_frontier=in_frontier,
+        frontier_share=in_frontier / len(rates) if rates else None,
+        mean_solve_rate=sum(rates) / len(rates) if rates else None,
+        mean_hops=sum(map(task_hops, tasks)) / len(tasks) if tasks else None,
+        hops={str(h): n for h, n in sorted(Counter(map(task_hops, tasks)).items())},
+        **more,
+    )
 
 
 def curriculum_batch(worlds: list[World], offers: list[Offer], curriculum: FrontierCurriculum, seed: str,
@@ -66,7 +72,7 @@ def with_rates(batches: list[SampledBatch], worlds_of: Callable[[Task], World], 
 
 def sample_round(worlds: list[World], offers: list[Offer], generate: Generate, rate: RateTasks, *,
                  max_hops: int, round_index: int, curriculum: FrontierCurriculum | None, seed: int,
-                 worlds_of: Callable[[Task], World]) -> tuple[dict[str, Any], dict[str, list[Any]]]:
+                 worlds_of: Callable[[Task], World]) -> tuple[SampleResult, dict[str, list[Any]]]:
     """(figures, files) of a round's frontier sample: the learned generator's proposals on ``offers`` and,
     given a ``curriculum``, the scripted curriculum's picks on the same offers, every valid task rated."""
     learned = sample_tasks(worlds, offers, generate, max_hops=max_hops, id_prefix=f"gen-r{round_index}-")
@@ -75,28 +81,28 @@ def sample_round(worlds: list[World], offers: list[Offer], generate: Generate, r
         batches.append(curriculum_batch(worlds, offers, curriculum, f"{seed}:curriculum:{round_index}", max_hops,
                                         f"cur-r{round_index}-"))
     rated = with_rates(batches, worlds_of, rate)
-    figures: dict[str, Any] = {"band": list(FRONTIER_BAND), "reasons": learned.reasons}
-    figures.update(arm_figures(rated[0], len(offers)))
+    figures = arm_figures(rated[0], len(offers), SampleResult, band=list(FRONTIER_BAND), reasons=learned.reasons)
     files: dict[str, list[Any]] = {"proposals.jsonl": learned.records, "tasks.jsonl": [t.to_dict() for t in rated[0]]}
     if curriculum is not None:
-        figures["curriculum"] = {**arm_figures(rated[1], len(offers)), "reasons": batches[1].reasons,
-                                 "bins": curriculum.to_dict()}
+        figures.curriculum = arm_figures(rated[1], len(offers), reasons=batches[1].reasons, bins=curriculum.to_dict())
         files["curriculum_tasks.jsonl"] = [t.to_dict() for t in rated[1]]
     return figures, files
 
 
-def generator_figures(reward: Any) -> dict[str, Any]:
-    """The generator phase's figures from its `rewards.GeneratorReward`: validity, the frozen answerer's solve
-    rates and the frontier share of the whole phase, and per step the mean reward and frontier share (the
-    per-proposal values are in the phase's ``steps.jsonl``)."""
+def generator_result(grpo: GRPOResult, reward: GeneratorReward, **more: Any) -> GeneratorResult:
+    """The generator phase's result: its GRPO figures, and from its `rewards.GeneratorReward` the validity, the frozen
+    answerer's solve rates and the frontier share of the whole phase, and every step's rewards (the per-proposal
+    values are in the phase's ``steps.jsonl``); ``more``: the phase's own fields."""
     rates = reward.solve_rates
-    return {
-        "validity": dict(reward.reasons),
-        "reward_seconds": reward.seconds,
-        "solver_seconds": reward.solver_seconds,
-        "frozen_answerer_solve_rate_mean": sum(rates) / len(rates) if rates else None,
-        "frontier_share": sum(map(in_band, rates)) / len(rates) if rates else None,
-        "valid_proposals": len(rates),
-        "distinct_tasks_played": len(reward.observations),
-        "generator_steps": reward.steps,
-    }
+    return grpo.extended(
+        GeneratorResult,
+        validity=dict(reward.reasons),
+        reward_seconds=reward.seconds,
+        solver_seconds=reward.solver_seconds,
+        frozen_answerer_solve_rate_mean=sum(rates) / len(rates) if rates else None,
+        frontier_share=sum(map(in_band, rates)) / len(rates) if rates else None,
+        valid_proposals=len(rates),
+        distinct_tasks_played=len(reward.observations),
+        generator_steps=reward.steps,
+        **more,
+    )

@@ -13,8 +13,9 @@ import json
 import logging
 import shutil
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from osint_eval.modeling import resolve_model
 from osint_gym.proposals import Offer
@@ -37,15 +38,28 @@ from osint_selfplay.curriculum import FrontierCurriculum
 from osint_selfplay.curves import DevProbe
 from osint_selfplay.errors import ConfigError
 from osint_selfplay.evaluate import check_heldout, evaluate_controls, evaluate_run
+from osint_selfplay.results import (
+    AnswererResult,
+    DevPoint,
+    EvaluationResult,
+    GeneratorResult,
+    PhaseResult,
+    RelabelCounts,
+    RelabelResult,
+    SampleResult,
+    TaskMix,
+    WarmStartResult,
+)
 from osint_selfplay.rewards import AnswererReward, EpisodeReward, GeneratorReward
 from osint_selfplay.rollout import MultiTurnRollout
 from osint_selfplay.solver import SolverSampler
-from osint_selfplay.state import Metrics, Models, RoundSummary, RunState, RunSummary
+from osint_selfplay.state import Models, RoundSummary, RunState, RunSummary
 from osint_selfplay.streams import stream_seed
 from osint_selfplay.trl_compat import check_run
 from osint_selfplay.worlds import WorldPool
 
 log = logging.getLogger("osint_selfplay")
+P = TypeVar("P", bound=PhaseResult)
 
 SCHEDULES = {
     "generator_answerer": ("generator", "sample", "answerer"),
@@ -124,29 +138,29 @@ class SelfPlayRun:
         return run
 
     # ------------------------------------------------------------------ phases and folders (controls use them too)
-    def run_phase(self, round_index: int | None, name: str, fn: Any, *, collective: bool = False) -> Metrics:
-        """Run a phase unless its marker exists. ``collective`` phases (trainers) run on every
-        process; the others only on the main process."""
+    def run_phase(self, round_index: int | None, name: str, fn: Callable[[], P], kind: type[P], *,
+                  collective: bool = False) -> P:
+        """Run a phase unless its marker exists; its result, a ``kind``, as its marker holds it (the one place a
+        phase's result meets its file). ``collective`` phases (trainers) run on every process; the others only on
+        the main process."""
+        label = name if round_index is None else f"round {round_index} {name}"
         done = self.markers.done(round_index, name)
         if done is not None:
-            log.info("skip %s (done)", self._label(round_index, name))
-            return done
-        log.info("%s: started", self._label(round_index, name))
+            log.info("skip %s (done)", label)
+            return kind.from_dict(done, f"{label}'s marker")
+        log.info("%s: started", label)
         t0 = time.perf_counter()
-        result: dict[str, Any] = {}
+        result = kind()
         if collective or self.dist.is_main:
             result = fn()
-            result["wall_seconds"] = time.perf_counter() - t0
+            result.wall_seconds = time.perf_counter() - t0
         self.dist.wait()
         if self.dist.is_main:
-            self.markers.mark(round_index, name, result)
-            log.info("%s: %s", self._label(round_index, name), _one_line(result))
+            self.markers.mark(round_index, name, result.to_dict())
+            log.info("%s: %s", label, _one_line(result))
         self.dist.wait()
-        return self.markers.done(round_index, name) or result
-
-    @staticmethod
-    def _label(round_index: int | None, name: str) -> str:
-        return name if round_index is None else f"round {round_index} {name}"
+        marked = self.markers.done(round_index, name)
+        return result if marked is None else kind.from_dict(marked, f"{label}'s marker")
 
     def run_dir(self, round_index: int | None, name: str) -> Path:
         """The folder (or file) ``name`` of round ``round_index``, or of the run when it is None."""
@@ -171,7 +185,7 @@ class SelfPlayRun:
         for role in roles:
             out = self.run_dir(None, f"warm_start/{role}")
 
-            def fn(role: str = role, out: Path = out) -> dict[str, Any]:
+            def fn(role: str = role, out: Path = out) -> WarmStartResult:
                 src = bases.generator if role in ("shared", "generator") else bases.answerer
                 # demonstrations in the format the rollout and evaluation give this model's template
                 native = cfg.answerer.mode == "multi_turn" and role != "generator" and phases.renders_tools(
@@ -180,19 +194,17 @@ class SelfPlayRun:
                 if self.dist.is_main:
                     atomic_write_jsonl(out / "demonstrations.jsonl", rows)
                 name = cfg.model.generator if role != "answerer" else cfg.model.answerer
-                return {
-                    **phases.run_sft(resolve_model(src), rows, cfg, out, role, name),
-                    "demonstration_counts": counts,
-                }
+                sft = phases.run_sft(resolve_model(src), rows, cfg, out, role, name)
+                return sft.extended(WarmStartResult, demonstration_counts=counts)
 
-            result = self.run_phase(None, f"warm_start_{role}", fn, collective=True)
+            result = self.run_phase(None, f"warm_start_{role}", fn, WarmStartResult, collective=True)
             if role in ("answerer", "shared"):
                 self.summary.warm_start = result
             for r in (("generator", "answerer") if role == "shared" else (role,)):
                 setattr(current, r, str(out / "final_model"))
         return current
 
-    def _generator_phase(self, r: int, current: Models) -> Metrics:
+    def _generator_phase(self, r: int, current: Models) -> GeneratorResult:
         """The generator's GRPO on the round's offers, rewarded by the frontier of the frozen answerer: the
         answerer as the round starts (each round's answerer phase refreshes it)."""
         cfg = self.cfg
@@ -200,7 +212,7 @@ class SelfPlayRun:
         rows = data.generator_rows(self.pool, cfg, r)
         frozen = current.answerer
 
-        def fn() -> dict[str, Any]:
+        def fn() -> GeneratorResult:
             if self.dist.is_main:
                 atomic_write_jsonl(out / "prompts.jsonl", rows)
             solver = None if cfg.dry_run else self._solver(frozen, stream_seed(cfg.seed, "solver", r))
@@ -212,24 +224,24 @@ class SelfPlayRun:
                 if solver is not None:
                     solver.close()
             if self.dist.is_main:
-                atomic_write_jsonl(out / "steps.jsonl", reward.steps)
+                atomic_write_jsonl(out / "steps.jsonl", [step.to_dict() for step in reward.steps])
                 atomic_write_jsonl(out / "observations.jsonl", reward.observations)
-            return {**metrics, **frontier.generator_figures(reward), "frozen_answerer": frozen,
-                    "solve_rate_samples": cfg.generator.solver_samples,
-                    "frozen_answerer_unsolvable_under_budget": solver.unsolvable if solver is not None else 0}
+            return frontier.generator_result(
+                metrics, reward, frozen_answerer=frozen, solve_rate_samples=cfg.generator.solver_samples,
+                frozen_answerer_unsolvable_under_budget=solver.unsolvable if solver is not None else 0)
 
-        result = self.run_phase(r, "generator", fn, collective=True)
+        result = self.run_phase(r, "generator", fn, GeneratorResult, collective=True)
         self._advance(current, "generator", out)
         return result
 
-    def _sample_phase(self, r: int, current: Models) -> Metrics:
+    def _sample_phase(self, r: int, current: Models) -> SampleResult:
         """The trained generator's proposals on the round's sample offers and, with ``generator.curriculum``, the
         scripted curriculum's on the same offers, validated and rated by the frozen answerer (`frontier`)."""
         cfg = self.cfg
         out = self.run_dir(r, "sampled")
         frozen = current.answerer
 
-        def fn() -> dict[str, Any]:
+        def fn() -> SampleResult:
             rows = data.sample_rows(self.pool, cfg, r)
             offers = [Offer.from_json(row["offer"]) for row in rows]
             worlds = [self.pool.world(row["world_seed"]) for row in rows]
@@ -254,18 +266,18 @@ class SelfPlayRun:
                 solver.close()
             for name, rows_ in files.items():
                 atomic_write_jsonl(out / name, rows_)
-            figures |= {"solve_rate_samples": cfg.generator.solver_samples, "frozen_answerer": frozen}
-            atomic_write_json(out / "validation.json", figures)
+            figures.solve_rate_samples, figures.frozen_answerer = cfg.generator.solver_samples, frozen
+            atomic_write_json(out / "validation.json", figures.to_dict())
             return figures
 
-        return self.run_phase(r, "sample", fn)
+        return self.run_phase(r, "sample", fn, SampleResult)
 
     def _solver(self, answerer: str, seed: int, temperature: float | None = None) -> SolverSampler:
         """The frozen answerer's sampler (`SolverSampler.from_config`)."""
         return SolverSampler.from_config(self.cfg, answerer, seed, temperature)
 
     def answerer_phase(self, r: int, current: Models, name: str, *, generated_from: str | None = "tasks.jsonl",
-                       as_step: str | None = None) -> Metrics:
+                       as_step: str | None = None) -> AnswererResult:
         """The answerer's GRPO phase ``name`` of round ``r`` from ``current.answerer``, on the round's generated
         tasks in ``generated_from`` (a file of its sample phase; None: none) that the frontier band admits, and
         seed tasks. ``as_step``: the step whose seed tasks, stream and GRPO seed it repeats (the controls of
@@ -280,7 +292,7 @@ class SelfPlayRun:
             generated = [Task.from_dict(row) for row in read_jsonl(sampled)]
         start = current.answerer
 
-        def fn() -> dict[str, Any]:
+        def fn() -> AnswererResult:
             rows, mix = self._answerer_rows(r, start, generated, step, out)
             rollout = None
             if cfg.answerer.mode == "multi_turn":
@@ -289,7 +301,7 @@ class SelfPlayRun:
                 reward: Any = EpisodeReward(cfg.parl, cfg.grpo_answerer.num_generations)
             else:
                 reward = AnswererReward(cfg.grpo_answerer.num_generations)
-            metrics = phases.run_grpo(
+            grpo = phases.run_grpo(
                 start,
                 rows,
                 reward,
@@ -303,24 +315,20 @@ class SelfPlayRun:
                 probe=self.probe if as_step is None else None,  # the controls' dev curve is not the run's
                 label=f"round {r} answerer GRPO",
             )
-            metrics["mix"] = mix
-            metrics["start_model"] = start
-            if rollout is not None:
-                metrics["rollouts"] = rollout.summary()
-            else:
-                metrics["reward_seconds"] = reward.seconds
-            metrics["zero_variance_by_source"] = reward.zero_variance_share()
-            if mix["top_up"]:
+            if mix.top_up:
                 log.warning("round %d: only %d validated generated tasks; topped up %d with osint-gym tasks",
-                            r, mix["generated"], mix["top_up"])
-            return metrics
+                            r, mix.generated, mix.top_up)
+            return grpo.extended(AnswererResult, mix=mix, start_model=start,
+                                 rollouts=rollout.summary() if rollout is not None else None,
+                                 reward_seconds=None if rollout is not None else reward.seconds,
+                                 zero_variance_by_source=reward.zero_variance_share())
 
-        result = self.run_phase(r, name, fn, collective=True)
+        result = self.run_phase(r, name, fn, AnswererResult, collective=True)
         self._advance(current, "answerer", out)
         return result
 
     def _answerer_rows(self, r: int, answerer: str, generated: list[Task], step: str,
-                       out: Path) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+                       out: Path) -> tuple[list[dict[str, Any]], TaskMix]:
         """The answerer phase's rows and mix (`data.mix_answerer_rows`), made by the main process
         (dynamic sampling plays ``answerer``, whose samples may differ across devices) and read back by all."""
         cfg = self.cfg
@@ -338,11 +346,12 @@ class SelfPlayRun:
                 if solver is not None:
                     solver.close()
             atomic_write_jsonl(out / "tasks.jsonl", rows)
-            atomic_write_json(out / "mix.json", mix)
+            atomic_write_json(out / "mix.json", mix.to_dict())
         self.dist.wait()
-        return read_jsonl(out / "tasks.jsonl"), json.loads((out / "mix.json").read_text())
+        return read_jsonl(out / "tasks.jsonl"), TaskMix.from_dict(json.loads((out / "mix.json").read_text()),
+                                                                  str(out / "mix.json"))
 
-    def _relabel_phase(self, r: int, current: Models) -> Metrics:
+    def _relabel_phase(self, r: int, current: Models) -> RelabelResult:
         """Expert relabelling (`osint_selfplay.relabel`): the answerer plays training tasks, the oracle
         continues its failed episodes from every state they reached, and SFT trains on those
         continuations (and on the rows of earlier rounds), ``relabel.share`` of every step, beside the
@@ -355,10 +364,10 @@ class SelfPlayRun:
         sampled = self.run_dir(r, "sampled") / "tasks.jsonl"
         generated = [Task.from_dict(row) for row in read_jsonl(sampled)] if sampled.is_file() else []
 
-        def fn() -> dict[str, Any]:
+        def fn() -> RelabelResult:
             tasks, mix = data.relabel_tasks(self.pool, cfg, generated, r)
             rows: list[dict[str, Any]] = []
-            counts: dict[str, int] = {}
+            counts = RelabelCounts()
             if not cfg.dry_run:
                 seed = stream_seed(cfg.seed, "relabel_generation", r)
                 rows, counts = relabel.relabelled_rows(current.answerer, self.pool, cfg, tasks, seed,
@@ -367,12 +376,11 @@ class SelfPlayRun:
             earlier = [row for q in range(r) for row in read_jsonl(self.run_dir(q, "relabel") / "relabelled.jsonl")]
             if not earlier + rows and not cfg.dry_run:
                 raise ConfigError(f"round {r}: relabelling kept no conversation ({counts}); raise relabel.tasks")
-            warm = self.markers.done(None, f"warm_start_{role}") or {}
-            sft = relabel.train(cfg, r, current.answerer, warm_dir, warm, earlier + rows, out, self.probe)
-            return {**sft, "relabel": counts, "tasks": mix, "aggregated_rows": len(earlier),
-                    "relabelled_rows": len(earlier) + len(rows), "start_model": current.answerer}
+            return relabel.train(cfg, r, current.answerer, warm_dir, self.summary.warm_start, earlier + rows, out,
+                                 self.probe, relabel=counts, tasks=mix, aggregated_rows=len(earlier),
+                                 relabelled_rows=len(earlier) + len(rows), start_model=current.answerer)
 
-        result = self.run_phase(r, "relabel", fn)
+        result = self.run_phase(r, "relabel", fn, RelabelResult)
         self._advance(current, "answerer", out)
         return result
 
@@ -413,10 +421,8 @@ class SelfPlayRun:
         if self.probe.enabled:  # the dev curve's first point: the model the on-policy rounds start from
             start = warm.answerer
             self.summary.dev_curve_start = self.run_phase(
-                None,
-                "dev_curve_start",
-                lambda: self.probe.measure_path(start, "warm start" if cfg.warm_start_on else "base", 0),
-            )
+                None, "dev_curve_start",
+                lambda: self.probe.measure_path(start, "warm start" if cfg.warm_start_on else "base", 0), DevPoint)
         for r in range(cfg.rounds):
             round_summary = self._round(r, state.current)
             self.summary.rounds.append(round_summary)
@@ -431,7 +437,8 @@ class SelfPlayRun:
         self.summary.record(trained)
         models = controls.models(trained)
         if cfg.eval.enabled:
-            self.summary.evaluation = self.run_phase(None, "evaluation", lambda: evaluate_run(self, state, models))
+            self.summary.evaluation = self.run_phase(None, "evaluation", lambda: evaluate_run(self, state, models),
+                                                     EvaluationResult)
         self.write_summary()
         return self.summary
 
@@ -483,11 +490,8 @@ def _add_controls(run: SelfPlayRun) -> RunSummary:
     return summary
 
 
-def _one_line(result: dict[str, Any]) -> str:
+def _one_line(result: PhaseResult) -> str:
     keys = ("valid_rate", "reward_first", "reward_last", "seconds", "steps", "examples", "final_loss", "wall_seconds")
-    parts = [
-        f"{k}={result[k]:.3g}" if isinstance(result.get(k), float) else f"{k}={result[k]}"
-        for k in keys
-        if k in result and result[k] is not None
-    ]
+    values = [(k, getattr(result, k, None)) for k in keys]
+    parts = [f"{k}={v:.3g}" if isinstance(v, float) else f"{k}={v}" for k, v in values if v is not None]
     return ", ".join(parts) or "done"

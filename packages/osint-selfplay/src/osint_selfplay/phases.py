@@ -28,6 +28,16 @@ from osint_selfplay.curves import grpo_callback
 from osint_selfplay.data import as_messages
 from osint_selfplay.errors import ConfigError, HealthError
 from osint_selfplay.grpo_config import GRPOPhaseConfig
+from osint_selfplay.results import (
+    DevPoint,
+    ExtraRows,
+    GRPOResult,
+    Health,
+    SFTResult,
+    StepMark,
+    TrainingResult,
+    ZeroVarianceStep,
+)
 from osint_selfplay.rewards import ZERO_VARIANCE_METRIC
 from osint_selfplay.trl_compat import device_args, grpo_config, lm_head
 
@@ -153,7 +163,7 @@ def run_sft(model_path: str, rows: list[dict[str, Any]], cfg: RunConfig, out: Pa
             extra_steps: int | None = None, skip_rows: int = 0, label: str = "warm start",
             branch: Path | None = None, warm_steps: int | None = None, resume_data: bool = True,
             settings: dict[str, Any] | None = None, extra: list[dict[str, Any]] | None = None,
-            extra_share: float = 0.0, probe: Any = None) -> dict[str, Any]:
+            extra_share: float = 0.0, probe: Any = None) -> SFTResult:
     """Supervised training on verified demonstrations, the loss on the model's turns only: packed
     (`osint_selfplay.sft`) when ``warm_start.packing``, else TRL's SFTTrainer. Without ``extra_steps`` it is
     the warm start (bounded by ``warm_start.epochs``, ``max_steps`` and ``max_seconds``). ``extra_steps`` and
@@ -169,7 +179,7 @@ def run_sft(model_path: str, rows: list[dict[str, Any]], cfg: RunConfig, out: Pa
             "data": {"demonstrations": len(rows)}, "metrics": {}}
     if cfg.dry_run:
         copy_model(model_path, out / "final_model", card)
-        return {"dry_run": True, "examples": len(rows)}
+        return SFTResult(dry_run=True, examples=len(rows))
     if cfg.warm_start.packing:
         return _run_packed_sft(model_path, rows, cfg, out, card, extra_steps=extra_steps, skip_rows=skip_rows,
                                branch=branch, warm_steps=warm_steps, resume_data=resume_data,
@@ -183,7 +193,7 @@ def run_sft(model_path: str, rows: list[dict[str, Any]], cfg: RunConfig, out: Pa
 
 
 def _run_trl_sft(model_path: str, rows: list[dict[str, Any]], cfg: RunConfig, out: Path, role: str,
-                 card: dict[str, Any]) -> dict[str, Any]:
+                 card: dict[str, Any]) -> SFTResult:
     """The unpacked warm start: TRL's SFTTrainer over ``rows`` for ``warm_start.epochs``."""
     from datasets import Dataset
     from transformers import AutoTokenizer
@@ -206,9 +216,9 @@ def _run_trl_sft(model_path: str, rows: list[dict[str, Any]], cfg: RunConfig, ou
     quiet_progress(trainer)
     t0 = time.perf_counter()
     trainer.train()
-    metrics = {"examples": len(rows), "steps": trainer.state.global_step, "seconds": time.perf_counter() - t0,
-               "final_loss": next((entry["loss"] for entry in reversed(capture.logs) if "loss" in entry), None)}
-    card["metrics"] = metrics
+    metrics = SFTResult(examples=len(rows), steps=trainer.state.global_step, seconds=time.perf_counter() - t0,
+                        final_loss=next((entry["loss"] for entry in reversed(capture.logs) if "loss" in entry), None))
+    card["metrics"] = metrics.to_dict()
     if trainer.accelerator.is_main_process:  # under accelerate every process trains, one saves
         atomic_write_jsonl(out / "metrics.jsonl", capture.logs)
         _save_final(trainer.accelerator.unwrap_model(trainer.model), tokenizer, out / "final_model", card)
@@ -221,7 +231,7 @@ def _run_packed_sft(model_path: str, rows: list[dict[str, Any]], cfg: RunConfig,
                     extra_steps: int | None, skip_rows: int, branch: Path | None = None,
                     warm_steps: int | None = None, resume_data: bool = True,
                     overrides: dict[str, Any] | None = None, extra: list[dict[str, Any]] | None = None,
-                    extra_share: float = 0.0, probe: Any = None) -> dict[str, Any]:
+                    extra_share: float = 0.0, probe: Any = None) -> SFTResult:
     import torch
 
     if int(os.environ.get("WORLD_SIZE", "1")) > 1:
@@ -251,26 +261,25 @@ def _run_packed_sft(model_path: str, rows: list[dict[str, Any]], cfg: RunConfig,
         settings = dataclasses.replace(settings, warmup_steps=0, max_steps=round(steps), decay_fraction=decay,
                                        skip_rows=int(start["next_row"]) if resume_data else 0)
     saving = warm and ws.decay_fraction > 0  # the warm start keeps its decay's start for the control
-    points: list[dict[str, Any]] = []
+    points: list[DevPoint] = []
     probing = probe is not None and probe.enabled
     label = str(card["role"])
 
     def measure(step: int, m: Any) -> None:
         points.append(probe.measure(m, tokenizer, label, step))
 
-    result = sft.train_packed(model, packed, settings, pad_id=tokenizer.pad_token_id, device=device, desc=label,
+    metrics, logs = sft.train_packed(model, packed, settings, pad_id=tokenizer.pad_token_id, device=device, desc=label,
                               branch_path=out / DECAY_START if saving else None, start=start, extra=extra_packed,
                               every=probe.every if probing else 0, on_step=measure if probing else None)
     if start is not None:
-        result["branched_at"] = {k: start[k] for k in ("step", "seconds", "next_row")}
-    logs = result.pop("log")
-    metrics = {"examples": len(rows), "packed_rows": len(packed), "dropped_too_long": packed.dropped_too_long,
-               "trained_tokens_per_epoch": packed.trained_tokens, "tokenize_seconds": tokenize_seconds, **result}
+        metrics.branched_at = StepMark(step=start["step"], seconds=start["seconds"], next_row=start["next_row"])
+    metrics.examples, metrics.packed_rows, metrics.dropped_too_long = len(rows), len(packed), packed.dropped_too_long
+    metrics.trained_tokens_per_epoch, metrics.tokenize_seconds = packed.trained_tokens, tokenize_seconds
     if extra_packed is not None:
-        metrics["extra"] = {"conversations": extra_packed.conversations, "packed_rows": len(extra_packed),
-                            "dropped_too_long": extra_packed.dropped_too_long, "rows_per_step": settings.extra_rows,
-                            "trained_tokens": extra_packed.trained_tokens}
-    card["metrics"] = metrics
+        metrics.extra = ExtraRows(conversations=extra_packed.conversations, packed_rows=len(extra_packed),
+                                  dropped_too_long=extra_packed.dropped_too_long, rows_per_step=settings.extra_rows,
+                                  trained_tokens=extra_packed.trained_tokens)
+    card["metrics"] = metrics.to_dict()
     atomic_write_jsonl(out / "metrics.jsonl", [{"phase": str(card["role"]), **entry} for entry in logs])
     _save_final(model.to("cpu"), tokenizer, out / "final_model", card)
     if probing:
@@ -338,7 +347,7 @@ def run_grpo(
     probe: Any = None,
     label: str = "",
     callbacks: list[Any] | None = None,
-) -> dict[str, Any]:
+) -> GRPOResult:
     """One GRPO phase; returns its metrics and health report. ``probe`` (a `curves.DevProbe`): the dev
     curve's points every ``eval.curve_every`` steps and at the end (``dev_curve``, ``curve_seconds``).
     ``callbacks``: more TrainerCallbacks (a benchmark's deadline)."""
@@ -351,7 +360,7 @@ def run_grpo(
     }
     if cfg.dry_run:
         copy_model(model_path, out / "final_model", card)
-        return {"dry_run": True, "prompts": len(rows)}
+        return GRPOResult(dry_run=True, prompts=len(rows))
     check_vllm(cfg)
     from datasets import Dataset
     from transformers import AutoTokenizer
@@ -360,7 +369,7 @@ def run_grpo(
     tokenizer = AutoTokenizer.from_pretrained(model_path, padding_side="left")
     capture = _LogCapture(f"grpo_{role}")
     callbacks = [capture, *(callbacks or [])]
-    points: list[dict[str, Any]] = []
+    points: list[DevPoint] = []
     probing = probe is not None and probe.enabled
     if probing:
         callbacks.append(grpo_callback(probe, tokenizer, label or f"{role} GRPO", points))
@@ -381,11 +390,11 @@ def run_grpo(
     trainer.train()
     seconds = time.perf_counter() - t0
     model = trainer.accelerator.unwrap_model(trainer.model)
-    rewards = _grpo_rewards(capture.logs, phase)
-    health, warnings = _grpo_health(role, before, _signature(model), rewards["zero_variance_steps"], cfg.strict)
-    metrics = {"steps": trainer.state.global_step, "seconds": seconds, "health": health, "warnings": warnings,
-               "lm_head": head, **rewards}
-    card["metrics"] = metrics
+    metrics = _grpo_rewards(capture.logs, phase)
+    metrics.steps, metrics.seconds, metrics.lm_head = trainer.state.global_step, seconds, head
+    metrics.health, metrics.warnings = _grpo_health(role, before, _signature(model), metrics.zero_variance_steps or [],
+                                                    cfg.strict)
+    card["metrics"] = metrics.to_dict()
     if trainer.accelerator.is_main_process:
         atomic_write_jsonl(out / "metrics.jsonl", capture.logs)
         _save_final(model, tokenizer, out / "final_model", card)
@@ -396,17 +405,17 @@ def run_grpo(
     return metrics
 
 
-def _grpo_health(role: str, before: dict[str, Any], after: dict[str, Any], zero_variance: list[dict[str, Any]],
-                 strict: bool) -> tuple[dict[str, Any], list[str]]:
+def _grpo_health(role: str, before: dict[str, Any], after: dict[str, Any], zero_variance: list[ZeroVarianceStep],
+                 strict: bool) -> tuple[Health, list[str]]:
     """Did the phase change any parameter, and did any group's rewards vary (``zero_variance``: the
     steps' shares)? Warnings logged, raised when ``strict``."""
     changed = _changed(before, after)
-    health = {"parameters_changed": changed, "parameters": len(before),
-              "zero_variance_every_step": bool(zero_variance) and all(z["share"] >= 1.0 for z in zero_variance)}
+    health = Health(parameters_changed=changed, parameters=len(before),
+                    zero_variance_every_step=bool(zero_variance) and all(z.share >= 1.0 for z in zero_variance))
     warnings = []
     if changed == 0:
         warnings.append(f"{role} GRPO phase changed no parameter")
-    if health["zero_variance_every_step"]:
+    if health.zero_variance_every_step:
         warnings.append(f"{role} GRPO phase: every step's rewards had zero variance (no learning signal)")
     for w in warnings:
         log.warning(w)
@@ -415,7 +424,7 @@ def _grpo_health(role: str, before: dict[str, Any], after: dict[str, Any], zero_
     return health, warnings
 
 
-def _grpo_rewards(logs: list[dict[str, Any]], phase: GRPOPhaseConfig) -> dict[str, Any]:
+def _grpo_rewards(logs: list[dict[str, Any]], phase: GRPOPhaseConfig) -> GRPOResult:
     """The first and last logged mean reward and each step's share of zero-variance groups: the
     answerer rewards' exact count (`rewards.ZERO_VARIANCE_METRIC`) where the reward logs it, else
     TRL's ``frac_reward_zero_std`` (the generator's reward), named in ``zero_variance_metric``."""
@@ -423,23 +432,21 @@ def _grpo_rewards(logs: list[dict[str, Any]], phase: GRPOPhaseConfig) -> dict[st
     key = ZERO_VARIANCE_METRIC if any(ZERO_VARIANCE_METRIC in e for e in train_logs) else "frac_reward_zero_std"
     shares = [(e["step"], e[key]) for e in train_logs if e.get(key) is not None]
     groups = phase.per_device_train_batch_size * phase.gradient_accumulation_steps // phase.num_generations
-    return {
-        "reward_first": train_logs[0]["reward"] if train_logs else None,
-        "reward_last": train_logs[-1]["reward"] if train_logs else None,
-        "zero_variance_metric": key,
-        "zero_variance_mean": sum(share for _, share in shares) / len(shares) if shares else None,
-        "zero_variance_steps": [{"step": step, "share": share, "groups": groups} for step, share in shares],
-    }
+    return GRPOResult(
+        reward_first=train_logs[0]["reward"] if train_logs else None,
+        reward_last=train_logs[-1]["reward"] if train_logs else None,
+        zero_variance_metric=key,
+        zero_variance_mean=sum(share for _, share in shares) / len(shares) if shares else None,
+        zero_variance_steps=[ZeroVarianceStep(step=step, share=share, groups=groups) for step, share in shares],
+    )
 
 
-def _finish_curve(
-    probe: Any, points: list[dict[str, Any]], final_model: Path, label: str, metrics: dict[str, Any]
-) -> None:
+def _finish_curve(probe: Any, points: list[DevPoint], final_model: Path, label: str, metrics: TrainingResult) -> None:
     """Close a phase's dev curve: a point at its last step unless one was measured there; into ``metrics``."""
-    if not points or points[-1]["step"] != metrics["steps"]:
-        points.append(probe.measure_path(str(final_model), label, metrics["steps"]))
-    metrics["dev_curve"] = points
-    metrics["curve_seconds"] = sum(p["seconds"] for p in points)
+    if not points or points[-1].step != metrics.steps:
+        points.append(probe.measure_path(str(final_model), label, metrics.steps))
+    metrics.dev_curve = points
+    metrics.curve_seconds = sum(p.seconds for p in points)
 
 
 def sample_completions(model_dir: str, conversations: list[list[dict[str, str]]], *, temperature: float, seed: int,

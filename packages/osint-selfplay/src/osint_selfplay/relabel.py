@@ -40,6 +40,7 @@ from osint_selfplay.artifacts import read_jsonl
 from osint_selfplay.config import RunConfig
 from osint_selfplay.data import rename_words, template_row
 from osint_selfplay.errors import SelfPlayError
+from osint_selfplay.results import RelabelCounts, RelabelResult, SFTResult
 from osint_selfplay.sft import FRESH_WARMUP_STEPS
 from osint_selfplay.worlds import WorldPool
 
@@ -63,7 +64,7 @@ def relabel_episode(pool: WorldPool, cfg: RunConfig, world: World, task: Task,
     format of a template that renders tools, with the env's schemas (`data.template_row`)."""
     spec = cfg.answerer.episode_spec()
     divergence = cfg.relabel.states == "divergence"
-    counts = dict.fromkeys(COUNTS, 0)
+    counts: dict[str, Any] = dict.fromkeys(COUNTS, 0)
     rows = []
     # "all": every state after one of its turns; a student that never finished a turn (its first was cut by
     # the token budget) reached only the start, where the continuation is the demonstration of this task
@@ -110,7 +111,7 @@ def same_calls(a: str, b: str) -> bool:
 def _shard(policy: Any, pool: WorldPool, cfg: RunConfig, items: list[dict[str, Any]]) -> tuple[Rows, dict[str, int]]:
     """One process's share: play its tasks (grouped by world, as osint-eval's runner takes them),
     then relabel the failures."""
-    counts = dict.fromkeys(COUNTS, 0)
+    counts: dict[str, Any] = dict.fromkeys(COUNTS, 0)
     rows: Rows = []
     by_world: dict[int, list[Task]] = {}
     for item in items:
@@ -139,7 +140,7 @@ def _shard(policy: Any, pool: WorldPool, cfg: RunConfig, items: list[dict[str, A
 
 
 def relabelled_rows(model_dir: str, pool: WorldPool, cfg: RunConfig, tasks: list[tuple[World, Task]], seed: int,
-                    workers: int = 1) -> tuple[Rows, dict[str, int]]:
+                    workers: int = 1) -> tuple[Rows, RelabelCounts]:
     """(rows, counts): the answerer ``model_dir`` plays ``tasks`` and the oracle relabels every state
     of its failed episodes (`relabel_episode`); identical conversations are kept once. ``workers``
     processes share the tasks (worker k plays tasks k, k + workers, ...)."""
@@ -153,7 +154,7 @@ def relabelled_rows(model_dir: str, pool: WorldPool, cfg: RunConfig, tasks: list
             results = list(ex.map(_shard, [policy] * workers, [pool] * workers, [cfg] * workers,
                                   [items[k::workers] for k in range(workers)]))
         policy.close()
-    counts = dict.fromkeys(COUNTS, 0)
+    counts: dict[str, Any] = dict.fromkeys(COUNTS, 0)
     rows, seen = [], set()
     for found, c in results:
         for key, value in c.items():
@@ -166,16 +167,17 @@ def relabelled_rows(model_dir: str, pool: WorldPool, cfg: RunConfig, tasks: list
             seen.add(key)
             rows.append(row)
     counts["kept"] = len(rows)
-    return rows, counts
+    return rows, RelabelCounts(**counts)
 
 
-def train(cfg: RunConfig, r: int, start_model: str, warm_dir: Path, warm: dict[str, Any], relabelled: Rows,
-          out: Path, probe: Any = None) -> dict[str, Any]:
+def train(cfg: RunConfig, r: int, student: str, warm_dir: Path, warm: SFTResult | None, relabelled: Rows,
+          out: Path, probe: Any = None, **more: Any) -> RelabelResult:
     """Round ``r``'s SFT: the warm start's demonstrations (``warm_dir``) stream on where it stopped, with
     ``relabel.share`` of every step drawn from ``relabelled`` (all of it, without demonstrations). Round 0 of a
     warm start that saved its decay's start resumes there, its schedule stretched by ``relabel.sft_steps``
-    (as the equal-compute control's is); later rounds continue ``start_model`` with a fresh optimizer.
-    ``sft_steps`` and ``sft_seconds`` in the result: what `controls.budget_steps` counts as SFT."""
+    (as the equal-compute control's is); later rounds continue ``student`` with a fresh optimizer.
+    ``more``: the result's other fields (its counts and tasks); its steps and seconds are what
+    `controls.budget_steps` counts as SFT (`RelabelResult.sft_compute`)."""
     demos_file = warm_dir / "demonstrations.jsonl"
     demos = read_jsonl(demos_file) if demos_file.is_file() else []
     main, extra = (demos, relabelled) if demos else (relabelled, [])
@@ -184,9 +186,10 @@ def train(cfg: RunConfig, r: int, start_model: str, warm_dir: Path, warm: dict[s
                               "extra": extra, "extra_share": cfg.relabel.share, "probe": probe}
     if r == 0 and branch.is_file():
         sft = phases.run_sft(str(warm_dir / "final_model"), main, cfg, out, "answerer", cfg.model.answerer,
-                             branch=branch, warm_steps=int(warm.get("steps") or 0), resume_data=bool(extra), **common)
+                             branch=branch, warm_steps=int(warm.steps or 0) if warm else 0, resume_data=bool(extra),
+                             **common)
     else:
-        sft = phases.run_sft(start_model, main, cfg, out, "answerer", cfg.model.answerer,
+        sft = phases.run_sft(student, main, cfg, out, "answerer", cfg.model.answerer,
                              settings={"learning_rate": cfg.relabel.learning_rate, "warmup_steps": FRESH_WARMUP_STEPS,
                                        "decay_fraction": 1.0}, **common)
-    return {**sft, "sft_steps": sft.get("steps"), "sft_seconds": sft.get("seconds")}
+    return sft.extended(RelabelResult, **more)

@@ -21,6 +21,7 @@ from osint_gym.tasks import DuplicateFilter, Task, task_signature
 from osint_gym.tasks.task import DEFAULT_BUDGETS
 from osint_selfplay.config import GeneratorConfig
 from osint_selfplay.curriculum import choice_bin, task_hops
+from osint_selfplay.results import GeneratorStep, ZeroVariance
 from osint_selfplay.worlds import WorldPool
 
 
@@ -98,13 +99,10 @@ class _GroupCounter:
                 log_metric(f"answerer/zero_variance/{src}", float(flat))
                 log_metric(ZERO_VARIANCE_METRIC, float(flat))
 
-    def zero_variance_share(self) -> dict[str, dict[str, float]]:
+    def zero_variance_share(self) -> dict[str, ZeroVariance]:
         return {
-            s: {
-                "groups": self.groups[s],
-                "zero_variance": self.zero_variance[s],
-                "share": self.zero_variance[s] / self.groups[s] if self.groups[s] else float("nan"),
-            }
+            s: ZeroVariance(groups=self.groups[s], zero_variance=self.zero_variance[s],
+                            share=self.zero_variance[s] / self.groups[s] if self.groups[s] else float("nan"))
             for s in self.groups
         }
 
@@ -168,7 +166,7 @@ class GeneratorReward:
         self.history = DuplicateFilter(jaccard=cfg.duplicate_jaccard, max_history=cfg.history_size)
         self.reasons: Counter[str] = Counter()
         self.solve_rates: list[float] = []
-        self.steps: list[dict[str, Any]] = []
+        self.steps: list[GeneratorStep] = []
         self.observations: list[dict[str, Any]] = []
         self.estimates: dict[Any, float] = {}  # task signature -> its estimated solve rate (one per phase)
         self.seconds = 0.0  # validation and scoring, without the frozen answerer's sampling
@@ -241,10 +239,10 @@ class GeneratorReward:
             log_metric("generator/valid_rate", len(valid) / max(1, len(completions)))
         out = [float(r) for r in rewards]  # type: ignore[arg-type]
         step = trainer_state.global_step + 1 if trainer_state is not None else len(self.steps) + 1
-        self.steps.append({"step": step,
-                           "rewards": out, "solve_rates": rates, "valid": len(valid), "proposals": len(out),
-                           "frontier_share": sum(map(in_band, rates)) / len(rates) if rates else None,
-                           "hops": [task_hops(t) for _, t, _, _ in valid]})
+        self.steps.append(GeneratorStep(step=step, rewards=out, solve_rates=rates, valid=len(valid),
+                                        proposals=len(out),
+                                        frontier_share=sum(map(in_band, rates)) / len(rates) if rates else None,
+                                        hops=[task_hops(t) for _, t, _, _ in valid]))
         self.seconds += (t1 - t0) + (time.perf_counter() - t2)
         return out
 

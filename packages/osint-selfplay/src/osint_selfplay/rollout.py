@@ -38,6 +38,7 @@ from osint_gym.spec import EpisodeSpec
 from osint_gym.tasks import Task
 from osint_selfplay.data import prompt_key
 from osint_selfplay.errors import SelfPlayError
+from osint_selfplay.results import RolloutStats
 from osint_selfplay.trl_compat import generate_turn, rollout_decoder
 from osint_selfplay.worlds import WorldPool
 
@@ -229,16 +230,16 @@ class MultiTurnRollout:
             )
         return out
 
-    def summary(self) -> dict[str, Any]:
+    def summary(self) -> RolloutStats:
         """The phase's rollouts for the run summary: their count, shares and means, and decoding time."""
         n = max(1, len(self.stats))
-        return {
-            "n": len(self.stats),
-            "well_formed_tool_call_share": sum(s["well_formed_tool_call"] for s in self.stats) / n,
-            "cut_by_budget_share": sum(s["cut_by_budget"] for s in self.stats) / n,
-            "mean_tool_calls": sum(s["tool_calls"] for s in self.stats) / n,
-            "mean_critical_steps": sum(s["critical_steps"] for s in self.stats) / n,
-            "mean_env_reward": sum(s["env_reward"] for s in self.stats) / n,
-            "decoding": self.decoding,
-            "decode_seconds": self.decode_seconds,
-        }
+        return RolloutStats(
+            n=len(self.stats),
+            well_formed_tool_call_share=sum(s["well_formed_tool_call"] for s in self.stats) / n,
+            cut_by_budget_share=sum(s["cut_by_budget"] for s in self.stats) / n,
+            mean_tool_calls=sum(s["tool_calls"] for s in self.stats) / n,
+            mean_critical_steps=sum(s["critical_steps"] for s in self.stats) / n,
+            mean_env_reward=sum(s["env_reward"] for s in self.stats) / n,
+            decoding=self.decoding,
+            decode_seconds=self.decode_seconds,
+        )

@@ -36,6 +36,7 @@ import numpy as np
 from tqdm import tqdm
 
 from osint_selfplay.errors import ConfigError
+from osint_selfplay.results import SFTResult, StepMark
 
 log = logging.getLogger("osint_selfplay")
 
@@ -325,8 +326,8 @@ def _optimizer(model: Any, s: SFTSettings, device: Any, start: dict[str, Any] | 
 def train_packed(model: Any, packed: Packed, s: SFTSettings, *, pad_id: int, device: Any = "cpu",
                  desc: str = "SFT", branch_path: Any = None, start: dict[str, Any] | None = None,
                  extra: Packed | None = None, every: int = 0,
-                 on_step: Callable[[int, Any], Any] | None = None) -> dict[str, Any]:
-    """Train ``model`` in place on ``packed``; returns metrics and the per-``logging_steps`` log.
+                 on_step: Callable[[int, Any], Any] | None = None) -> tuple[SFTResult, list[dict[str, Any]]]:
+    """Train ``model`` in place on ``packed``; returns its figures and the per-``logging_steps`` log.
     ``branch_path``: where to save the state at the decay's first step; ``start``: such a state to
     resume from (its weights and optimizer; ``s.skip_rows`` says where its data continues).
     ``extra``: a second set (relabelled conversations) of which every step takes ``s.extra_rows``
@@ -337,7 +338,7 @@ def train_packed(model: Any, packed: Packed, s: SFTSettings, *, pad_id: int, dev
     _check_packed(packed, s, extra)
     torch.manual_seed(s.seed)
     params, opt = _optimizer(model, s, device, start)
-    branched: dict[str, Any] | None = None
+    branched: StepMark | None = None
     logs: list[dict[str, Any]] = []
     losses: list[float] = []
     rows_done = tokens = 0
@@ -353,8 +354,9 @@ def train_packed(model: Any, packed: Packed, s: SFTSettings, *, pad_id: int, dev
             break
         elapsed = time.perf_counter() - t0
         if branch_path is not None and branched is None and decaying(s, step, elapsed, steps):
-            branched = {"step": step, "seconds": elapsed, "next_row": (s.skip_rows + rows_done) % len(packed)}
-            torch.save({"model": model.state_dict(), "optimizer": opt.state_dict(), **branched}, branch_path)
+            branched = StepMark(step=step, seconds=elapsed, next_row=(s.skip_rows + rows_done) % len(packed))
+            torch.save({"model": model.state_dict(), "optimizer": opt.state_dict(), "step": branched.step,
+                        "seconds": branched.seconds, "next_row": branched.next_row}, branch_path)
         lr = s.learning_rate * lr_scale(s, step, elapsed, steps)
         for group in opt.param_groups:
             group["lr"] = lr
@@ -375,8 +377,7 @@ def train_packed(model: Any, packed: Packed, s: SFTSettings, *, pad_id: int, dev
     seconds = time.perf_counter() - t0
     model.eval()
     tail = losses[-s.logging_steps :]
-    return {"steps": len(losses), "rows": rows_done, "epochs_done": rows_done / len(packed),
-            "next_row": (s.skip_rows + rows_done) % len(packed), "tokens": tokens,
-            "tokens_per_second": tokens / seconds if seconds else None, "seconds": seconds, "stopped_by": stopped,
-            "final_loss": sum(tail) / len(tail) if tail else None, "log": logs,
-            **({"decay_start": branched} if branched is not None else {})}
+    return SFTResult(steps=len(losses), rows=rows_done, epochs_done=rows_done / len(packed),
+                     next_row=(s.skip_rows + rows_done) % len(packed), tokens=tokens,
+                     tokens_per_second=tokens / seconds if seconds else None, seconds=seconds, stopped_by=stopped,
+                     final_loss=sum(tail) / len(tail) if tail else None, decay_start=branched), logs

@@ -1,10 +1,9 @@
 """The typed state of a self-play run: the models it moves between, and its summary.
 
 `RunState` holds the model paths the loop passes from phase to phase; `RunSummary` is what
-``summary.json`` holds, one `RoundSummary` per round. A phase's own result (`Metrics`) stays a
-plain mapping: it is what its trainer logged, written once into its marker and read back as is.
-``to_dict`` / ``from_dict`` are the file boundary; ``from_dict`` reads the summaries written
-before these classes existed (the same keys).
+``summary.json`` holds, one `RoundSummary` per round, each phase's typed result
+(`osint_selfplay.results`). ``to_dict`` / ``from_dict`` are the file boundary; ``from_dict`` reads the
+summaries written before these classes existed (the same keys).
 """
 
 from __future__ import annotations
@@ -14,8 +13,20 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from osint_selfplay.errors import ConfigError
+from osint_selfplay.results import (
+    AnswererResult,
+    ArmResult,
+    ControlResult,
+    DevPoint,
+    EvaluationResult,
+    GeneratorResult,
+    PhaseResult,
+    RelabelResult,
+    SampleResult,
+    WarmStartResult,
+)
 
-Metrics = dict[str, Any]  # one phase's result, as its marker holds it
+ControlResults = dict[str, ControlResult | ArmResult]  # {summary field: result} (`osint_selfplay.controls.train`)
 
 ROUND_PHASES = ("generator", "sampled", "relabel", "answerer_first", "answerer")
 
@@ -54,22 +65,32 @@ class RoundSummary:
     """One round: each phase's result under the name of its step (None: the phase did not run)."""
 
     round: int
-    generator: Metrics | None = None
-    sampled: Metrics | None = None
-    relabel: Metrics | None = None
-    answerer_first: Metrics | None = None
-    answerer: Metrics | None = None
+    generator: GeneratorResult | None = None
+    sampled: SampleResult | None = None
+    relabel: RelabelResult | None = None
+    answerer_first: AnswererResult | None = None
+    answerer: AnswererResult | None = None
 
-    def phases(self) -> list[Metrics]:
+    def phases(self) -> list[PhaseResult]:
         """The results of the phases that ran, in schedule order."""
         return [m for m in (getattr(self, name) for name in ROUND_PHASES) if m is not None]
 
     def to_dict(self) -> dict[str, Any]:
-        return _without_none(self)
+        return {name: value.to_dict() if isinstance(value, PhaseResult) else value
+                for name, value in _without_none(self).items()}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any], where: str = "round") -> RoundSummary:
-        return cls(**_known(cls, data, where))
+        values = _known(cls, data, where)
+        for name, kind in _ROUND_KINDS.items():
+            if values.get(name) is not None:
+                values[name] = kind.from_dict(values[name], f"{where}.{name}")
+        return cls(**values)
+
+
+_ROUND_KINDS: dict[str, type[PhaseResult]] = {"generator": GeneratorResult, "sampled": SampleResult,
+                                              "relabel": RelabelResult, "answerer_first": AnswererResult,
+                                              "answerer": AnswererResult}
 
 
 @dataclass
@@ -77,30 +98,29 @@ class RunSummary:
     """The run's summary (``summary.json``); each field is None until the part of the run it records ran."""
 
     rounds: list[RoundSummary] = field(default_factory=list)
-    warm_start: Metrics | None = None
-    dev_curve_start: Metrics | None = None
-    control: Metrics | None = None
-    uniform_control: Metrics | None = None
-    curriculum_control: Metrics | None = None
-    imitation_reference: Metrics | None = None
-    evaluation: Metrics | None = None
+    warm_start: WarmStartResult | None = None
+    dev_curve_start: DevPoint | None = None
+    control: ControlResult | None = None
+    uniform_control: ArmResult | None = None
+    curriculum_control: ArmResult | None = None
+    imitation_reference: ControlResult | None = None
+    evaluation: EvaluationResult | None = None
     claims: dict[str, str] | None = None  # the headline, one line each (osint_selfplay.claims)
     output_dir: str | None = None
     final_models: Models | None = None
     warm_start_models: Models | None = None
 
-    def record(self, results: dict[str, Metrics]) -> None:
-        """Write phase results under their field names (the controls `osint_selfplay.controls.train` returns)."""
+    def record(self, results: ControlResults) -> None:
+        """Write the controls `osint_selfplay.controls.train` returns under their field names."""
         for name, result in results.items():
+            if not isinstance(result, _SUMMARY_KINDS[name]):
+                raise TypeError(f"summary.{name} holds a {_SUMMARY_KINDS[name].__name__}; got {type(result).__name__}")
             setattr(self, name, result)
 
     def to_dict(self) -> dict[str, Any]:
-        out = _without_none(self)
+        out = {name: value.to_dict() if hasattr(value, "to_dict") else value
+               for name, value in _without_none(self).items()}
         out["rounds"] = [r.to_dict() for r in self.rounds]
-        for name in ("final_models", "warm_start_models"):
-            models = getattr(self, name)
-            if models is not None:
-                out[name] = models.to_dict()
         return out
 
     @classmethod
@@ -110,10 +130,17 @@ class RunSummary:
         values = _known(cls, data, "summary")
         rounds = data.get("rounds", [])
         values["rounds"] = [RoundSummary.from_dict(r, f"summary.rounds[{i}]") for i, r in enumerate(rounds)]
-        for name in ("final_models", "warm_start_models"):
+        for name, kind in _SUMMARY_KINDS.items():
             if values.get(name) is not None:
-                values[name] = Models.from_dict(values[name], f"summary.{name}")
+                values[name] = kind.from_dict(values[name], f"summary.{name}")
         return cls(**values)
+
+
+_SUMMARY_KINDS: dict[str, Any] = {"warm_start": WarmStartResult, "dev_curve_start": DevPoint,
+                                  "control": ControlResult, "uniform_control": ArmResult,
+                                  "curriculum_control": ArmResult, "imitation_reference": ControlResult,
+                                  "evaluation": EvaluationResult, "final_models": Models,
+                                  "warm_start_models": Models}
 
 
 def _without_none(obj: Any) -> dict[str, Any]:
