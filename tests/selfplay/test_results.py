@@ -40,7 +40,7 @@ PACKAGE = ROOT / "packages" / "osint-selfplay" / "src" / "osint_selfplay"
 
 def _records(value, where="summary"):
     """Every record in ``value`` with where it sits."""
-    if isinstance(value, Record) or isinstance(value, (RunSummary, RoundSummary)):
+    if isinstance(value, (Record, RunSummary, RoundSummary)):
         if isinstance(value, Record):
             yield where, value
         for f in dataclasses.fields(value):
