@@ -329,7 +329,8 @@ class EpisodeConfig:
 class PlayConfig:
     """Training-time play: the episodes the frozen answerer plays to estimate a task's solve rate (the generator's
     reward, the frontier filter, dynamic sampling) and those the answerer plays for expert relabelling. The closing
-    evaluation has its own settings in ``[eval]``; a config without this table takes them from there."""
+    evaluation has its own settings in ``[eval]``; a config without this table (written before it existed, when
+    training-time play read ``[eval]``) takes ``batch_size`` and ``max_new_tokens`` from there (`PLAY_FROM_EVAL`)."""
 
     batch_size: int = _f(128, "Multi turn: episodes whose turns are generated together (the frozen answerer's and "
                               "the relabelling answerer's).")
@@ -337,9 +338,9 @@ class PlayConfig:
         160, "Multi turn: tokens a model may generate per turn while it plays (a longer turn ends the episode "
              "unanswered)."
     )
-    workers: int = _f(1, "Processes those episodes are shared out to (each on every N-th episode or task, torch's "
-                         "threads shared out): 2 on a 2-core CPU uses both cores while the trainer waits for its "
-                         "reward (formerly generator.solver_workers and relabel.workers).")
+    workers: int = _f(1, "Multi turn: processes those episodes are shared out to (each on every N-th episode or task, "
+                         "torch's threads shared out): 2 on a 2-core CPU uses both cores while the trainer waits for "
+                         "its reward (formerly generator.solver_workers and relabel.workers).")
 
     def __post_init__(self) -> None:
         for name in ("batch_size", "max_new_tokens", "workers"):
@@ -407,10 +408,12 @@ class EvalConfig:
     tasks: str = _f("v0:test", "Held-out benchmark split.")
     difficulties: list[str] = _f(["easy", "medium"], "Difficulties evaluated (empty: all).")
     limit: int = _f(1000, "Held-out tasks (the same tasks for every model: paired comparison).")
-    batch_size: int = _f(128, "Generation batch size.")
+    batch_size: int = _f(128, "Generation batch size of the closing evaluation and the dev curve (training-time play: "
+                              "play.batch_size).")
     include_untrained: bool = _f(True, "Also evaluate the untrained model.")
     max_new_tokens: int = _f(
-        160, "Multi turn: tokens a model may generate per turn (also capped by grpo_answerer.max_completion_length)."
+        160, "Multi turn: tokens a model may generate per turn in the closing evaluation and the dev curve (also "
+             "capped by grpo_answerer.max_completion_length; training-time play: play.max_new_tokens)."
     )
     workers: int = _f(
         1,
