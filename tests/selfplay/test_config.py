@@ -378,3 +378,13 @@ def test_fewer_config_fields_each_with_help_text_and_a_reader():
     readers = "\n".join(p.read_text() for p in src.glob("*/src/*/**/*.py") if p.name != "config.py")
     unread = [f"{cls.__name__}.{f.name}" for cls, f in fields if not re.search(rf"\.{f.name}\b", readers)]
     assert unread == []
+
+
+def test_the_removed_run_level_vllm_defaults_are_trls_own():
+    """An old config's default value of a removed run-level copy is dropped, because TRL gives the same."""
+    from trl import GRPOConfig
+
+    from osint_selfplay.config import PASSED_THROUGH
+
+    trl_defaults = {f.name: f.default for f in dataclasses.fields(GRPOConfig)}
+    assert {key: trl_defaults[key] for key in PASSED_THROUGH} == PASSED_THROUGH
