@@ -61,8 +61,7 @@ def run(model: str, mode: str, head: str, steps: int, tmp: Path) -> dict[str, An
     pin_determinism(cfg.torch_threads, cfg.deterministic)
     pool = WorldPool(cfg.train_worlds, cfg.seed)
     rows, _ = data.mix_answerer_rows(pool, cfg, [], 0)
-    a = cfg.answerer
-    rollout = _TimedRollout(pool, rows, spec=a.episode_spec(), decoding=mode)
+    rollout = _TimedRollout(pool, rows, spec=cfg.episode.spec(), decoding=mode)
     reward = _TimedReward(cfg.parl, cfg.grpo_answerer.num_generations)
     plain = trl_compat.plain_lm_head
     if head == "trl":  # the reference: TRL's own head

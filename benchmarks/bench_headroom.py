@@ -51,7 +51,7 @@ def main() -> None:
     for idx in by_world.values():
         world = items[idx[0]][0]
         results = run_multi_turn(greedy_policy, world, [items[i][1] for i in idx],
-                                 spec=cfg.answerer.episode_spec(), batch_size=cfg.eval.batch_size)
+                                 spec=cfg.episode.spec(), batch_size=cfg.eval.batch_size)
         for i, r in zip(idx, results):
             greedy[i] = r.correct
     greedy_policy.close()

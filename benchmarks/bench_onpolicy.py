@@ -93,7 +93,7 @@ def _relabel(cfg: Any, pool: WorldPool, warm: Path, warm_metrics: WarmStartResul
     t0 = time.perf_counter()
     tasks, _ = data.relabel_tasks(pool, cfg, [], 0)
     rows, counts = relabel.relabelled_rows(str(warm / "final_model"), pool, cfg, tasks,
-                                           stream_seed(cfg.seed, "relabel_generation", 0), cfg.relabel.workers)
+                                           stream_seed(cfg.seed, "relabel_generation", 0), cfg.play.workers)
     play = time.perf_counter() - t0
     if free_play:  # a diagnostic: the SFT gets the whole budget, as if playing were free (equal SFT, not equal compute)
         play = 0.0
@@ -118,8 +118,7 @@ def _grpo(cfg: Any, pool: WorldPool, start: str, seconds: float, out: Path, step
                 control.should_training_stop = True
 
     rows, _ = data.mix_answerer_rows(pool, cfg, [], 0)
-    a = cfg.answerer
-    rollout = MultiTurnRollout(pool, rows, spec=a.episode_spec(), decoding=cfg.model.decoding)
+    rollout = MultiTurnRollout(pool, rows, spec=cfg.episode.spec(), decoding=cfg.model.decoding)
     reward = EpisodeReward(cfg.parl, cfg.grpo_answerer.num_generations)
     phase_cfg = GRPOPhaseConfig(**{**cfg.grpo_answerer.to_dict(), "max_steps": 100_000})
     metrics = phases.run_grpo(start, rows, reward, phase_cfg, cfg, out, "answerer", cfg.model.answerer,
@@ -209,7 +208,7 @@ def main() -> None:
                                temperature=0.0, decoding=cfg.model.decoding) for name, path in models.items()}
     pairs = [("warm_start", m) for m in rows] + [("control", m) for m in rows if m != "control" and "control" in rows]
     report = evaluate(policies, taskset, mode="multi_turn", seed=cfg.seed, comparisons=pairs, workers=args.workers,
-                      spec=cfg.answerer.episode_spec(), batch_size=cfg.eval.batch_size)
+                      spec=cfg.episode.spec(), batch_size=cfg.eval.batch_size)
     for p in policies.values():
         p.close()
     from osint_eval.report import write_report

@@ -81,7 +81,7 @@ def episodes_rate(model_dir: str, tasks: int, autocast: bool) -> tuple[float, li
     t0 = time.perf_counter()
     with torch.autocast("cpu", dtype=torch.bfloat16, enabled=autocast):
         results = run_multi_turn(policy, benchmark_world("v0:test"), chosen,
-                                 spec=cfg.answerer.episode_spec(), batch_size=cfg.eval.batch_size)
+                                 spec=cfg.episode.spec(), batch_size=cfg.eval.batch_size)
     seconds = time.perf_counter() - t0
     policy.close()
     return tasks / seconds, [r.submitted for r in results]

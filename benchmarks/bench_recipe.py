@@ -68,7 +68,7 @@ def main() -> None:
         policy = HFPolicy(
             folder, batch_size=cfg.eval.batch_size, max_new_tokens=cfg.eval.max_new_tokens, temperature=0.0
         )
-        episodes = run_multi_turn(policy, benchmark_world("v0:test"), tasks, spec=cfg.answerer.episode_spec(),
+        episodes = run_multi_turn(policy, benchmark_world("v0:test"), tasks, spec=cfg.episode.spec(),
                                   batch_size=cfg.eval.batch_size)
     from osint_eval.stats import proportion_interval
 

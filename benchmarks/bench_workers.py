@@ -66,7 +66,7 @@ def evaluation(model: str, n: int, workers: int) -> dict:
     def run(w: int) -> list[tuple[str, Any, float]]:
         policy = HFPolicy(path, batch_size=cfg.eval.batch_size, max_new_tokens=cfg.eval.max_new_tokens)
         report = evaluate({"m": policy}, taskset, mode=cfg.answerer.mode, progress=False, workers=w,
-                          spec=cfg.answerer.episode_spec(), batch_size=cfg.eval.batch_size)
+                          spec=cfg.episode.spec(), batch_size=cfg.eval.batch_size)
         return [(e.task_id, e.submitted, e.reward) for e in report.episodes["m"]]
 
     return one_vs_many(f"evaluation (n={n} {cfg.eval.tasks} tasks)", "episodes", n, workers, run)

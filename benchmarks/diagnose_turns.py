@@ -34,22 +34,22 @@ def main() -> None:
     from osint_selfplay.config import load_config
 
     cfg = load_config(args.config, [])
-    a = cfg.answerer
     world = benchmark_world("v0:test")
     tasks = [t for t in benchmark_tasks("v0:test") if t.difficulty in ("easy", "medium")][: args.tasks]
     episodes = []
     for task in tasks:
-        env = OSINTEnv(world=world, tasks=[task], **a.episode_spec().env_kwargs())
+        env = OSINTEnv(world=world, tasks=[task], **cfg.episode.spec().env_kwargs())
         record = run_episode(
-            env, OracleAgent(action_format=a.action_format, names_first=True), seed=0, options={"task_index": 0}
+            env, OracleAgent(action_format=cfg.episode.action_format, names_first=True), seed=0,
+            options={"task_index": 0},
         )
         if record.correct:
             messages = chat.episode_messages(
                 record.first_observation,
                 [t.action for t in record.turns],
                 [t.observation for t in record.turns[:-1]],
-                short=a.action_format == "short",
-                system=a.describe_tools,
+                short=cfg.episode.action_format == "short",
+                system=cfg.episode.describe_tools,
             )
             episodes.append((task, messages))
     prompts, turns = [], []  # (episode, kind, demonstrated turn)

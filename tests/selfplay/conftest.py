@@ -45,6 +45,7 @@ def micro_overrides(out_dir, **extra):
         "grpo_answerer.max_completion_length": 12,
         "eval.limit": 12,
         "eval.batch_size": 16,
+        "play.batch_size": 16,
     }
     base.update({k: v for k, v in extra.items()})
     return [f"{k}={v}" for k, v in base.items()]

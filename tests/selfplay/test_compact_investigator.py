@@ -17,8 +17,8 @@ from osint_selfplay.worlds import WorldPool
 from .conftest import micro_overrides
 
 _OVERRIDES = {
-    "answerer.mode": "'multi_turn'", "answerer.max_turns": 8, "answerer.max_observation_chars": 1200,
-    "answerer.observation_format": "'compact'", "answerer.action_format": "'short'",
+    "answerer.mode": "'multi_turn'", "episode.max_steps": 8, "episode.max_observation_chars": 1200,
+    "episode.observation_format": "'compact'", "episode.action_format": "'short'",
     "answerer.tasks_per_round": 6, "answerer.generated_share": 0.0, "answerer.seed_difficulties": "['easy', 'medium']",
     "warm_start.answerer_examples": 12}
 
@@ -116,7 +116,7 @@ def test_round_rows_are_verified_under_the_compact_budget(tmp_path):
     pool = WorldPool(cfg.train_worlds, cfg.seed)
     rows, counts = data.mix_answerer_rows(pool, cfg, [], 0)
     assert counts.rows == len(rows) >= 5 and counts.unsolvable_under_budget + len(rows) <= 6
-    budgets = cfg.answerer.budgets()
+    budgets = cfg.budgets()
     assert budgets.observation_format == "compact" and budgets.max_observation_chars == 1200
     for row in rows:
         task = json.loads(row["task"])
@@ -138,10 +138,10 @@ def test_a_bare_prompt_is_the_question_alone_in_demonstrations_and_round_rows(tm
             tmp_path,
             **{
                 "answerer.mode": "'multi_turn'",
-                "answerer.max_observation_chars": 1200,
-                "answerer.observation_format": "'compact'",
-                "answerer.action_format": "'short'",
-                "answerer.describe_tools": "false",
+                "episode.max_observation_chars": 1200,
+                "episode.observation_format": "'compact'",
+                "episode.action_format": "'short'",
+                "episode.describe_tools": "false",
                 "answerer.tasks_per_round": 6,
                 "answerer.generated_share": 0.0,
                 "warm_start.answerer_examples": 8,
@@ -168,15 +168,16 @@ def test_the_main_jobs_shape_runs_end_to_end_then_its_controls(tmp_path, monkeyp
     from osint_selfplay.loop import SelfPlayRun
 
     cfg = load_config(None, micro_overrides(tmp_path / "run", **{
-        "answerer.mode": "'multi_turn'", "answerer.max_turns": 6, "answerer.max_observation_chars": 4000,
-        "answerer.observation_format": "'compact'", "answerer.action_format": "'short'", "answerer.tasks_per_round": 8,
-        "answerer.describe_tools": "false",
+        "answerer.mode": "'multi_turn'", "episode.max_steps": 6, "episode.max_observation_chars": 4000,
+        "episode.observation_format": "'compact'", "episode.action_format": "'short'", "answerer.tasks_per_round": 8,
+        "episode.describe_tools": "false",
         "canonical_graph_mode": "'choose'", "generator.offer_filters": "true", "generator.max_hops": 2,
         "answerer.frontier": "[0.0, 1.0]", "grpo_generator.max_completion_length": 8, "answerer.seed_candidates": 2,
         "warm_start.answerer_examples": 24, "warm_start.packing": "true", "warm_start.control": "false",
         "warm_start.decay_fraction": 0.5,
         "warm_start.max_length": 768, "warm_start.batch_size": 2, "grpo_answerer.max_completion_length": 64,
         "grpo_answerer.per_device_train_batch_size": 4, "grpo_answerer.num_generations": 2, "eval.max_new_tokens": 24,
+        "play.max_new_tokens": 24,
         "eval.difficulties": "[]", "eval.limit": 6, "model_topology": "'shared'"}))
     from osint_selfplay import phases
 

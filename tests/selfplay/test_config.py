@@ -1,15 +1,21 @@
 from __future__ import annotations
 
+import dataclasses
+import json
+import re
+import warnings
 from pathlib import Path
 
 import pytest
 
-from osint_gym.tasks import DEFAULT_BUDGETS
-from osint_selfplay.config import RunConfig, config_from_dict, load_config
+from osint_gym.spec import EpisodeSpec
+from osint_gym.tasks import DEFAULT_BUDGETS, Budgets
+from osint_selfplay.config import EpisodeConfig, EvalConfig, PlayConfig, RunConfig, config_from_dict, load_config
 from osint_selfplay.errors import ConfigError
 from osint_selfplay.grpo_config import GRPOPhaseConfig
 
 CONFIGS = Path(__file__).resolve().parents[2] / "configs" / "selfplay"
+DATA = Path(__file__).resolve().parents[1] / "data"
 
 
 def test_defaults_and_shipped_configs_are_valid():
@@ -20,7 +26,7 @@ def test_defaults_and_shipped_configs_are_valid():
         assert isinstance(loaded, RunConfig), path
     tiny = load_config(str(CONFIGS / "tiny-cpu.toml"))  # the main job: the investigator
     assert tiny.model.answerer.startswith("tiny:") and tiny.answerer.mode == "multi_turn"
-    assert (tiny.answerer.observation_format, tiny.answerer.action_format) == ("compact", "short")
+    assert (tiny.episode.observation_format, tiny.episode.action_format) == ("compact", "short")
     assert tiny.warm_start.packing and tiny.eval.limit >= 1000 and not tiny.eval.difficulties
     # its controls and reference are a second command on its folder (inside the job they pass the 15-minute budget)
     assert not tiny.warm_start.control and not tiny.answerer.uniform_control
@@ -99,7 +105,11 @@ def test_set_overrides_parse_toml_values_and_bare_strings():
         (["eval.curve_split='v9:dev'"], "unknown benchmark 'v9:dev'"),
         (["warm_start.decay_fraction=1.5"], r"warm_start.decay_fraction must be in \[0, 1\]; got 1.5"),
         (["warm_start.max_length=8"], "warm_start.max_length must be a number >= 16"),
-        (["eval.max_new_tokens=0"], "eval.max_new_tokens must be a number >= 1"),
+        (["eval.max_new_tokens=0", "play.max_new_tokens=1"], "eval.max_new_tokens must be a number >= 1"),
+        (["play.max_new_tokens=0"], "play.max_new_tokens must be a number >= 1"),
+        (["play.workers=0"], "play.workers must be a number >= 1"),
+        (["episode.max_steps=0"], "episode.max_steps must be a number >= 1"),
+        (["episode.describe_tools='no'"], "episode.describe_tools must be true or false"),
         (["eval.workers=0"], "eval.workers must be a number >= 1"),
         (["warm_start.workers=1.5"], "warm_start.workers must be an integer; got float 1.5"),
         (["eval.difficulties=['easy', 'impossible']"], "eval.difficulties"),
@@ -214,29 +224,167 @@ def test_shipped_configs_pass_trls_own_checks(tmp_path):
 def test_the_renamed_bare_prompt_still_loads_as_describe_tools_with_a_warning(tmp_path):
     path = tmp_path / "old.toml"
     path.write_text('[answerer]\nmode = "multi_turn"\nbare_prompt = true\n')
-    with pytest.warns(FutureWarning, match=r"^answerer\.bare_prompt is deprecated: use answerer\.describe_tools$"):
+    with pytest.warns(FutureWarning, match=r"^answerer\.bare_prompt is deprecated: use episode\.describe_tools$"):
         cfg = load_config(str(path))
-    assert cfg.answerer.describe_tools is False and cfg.answerer.episode_spec().describe_tools is False
+    assert cfg.episode.describe_tools is False and cfg.episode.spec().describe_tools is False
     with pytest.warns(FutureWarning):
-        assert load_config(None, ["answerer.bare_prompt=false"]).answerer.describe_tools is True
-    with pytest.warns(FutureWarning):  # a run.json written before the rename resumes with the same config
-        old = {**load_config(None).to_dict(), "answerer": {**load_config(None).to_dict()["answerer"]}}
-        old["answerer"]["bare_prompt"] = old["answerer"].pop("describe_tools") is False
-        assert config_from_dict(old) == load_config(None)
+        assert load_config(None, ["answerer.bare_prompt=false"]).episode.describe_tools is True
 
 
 def test_old_and_new_names_together_are_one_line_error():
-    with pytest.raises(ConfigError, match=r"^answerer\.bare_prompt was renamed answerer\.describe_tools; "
-                                          r"set only answerer\.describe_tools$"):
-        load_config(None, ["answerer.bare_prompt=true", "answerer.describe_tools=false"])
+    with pytest.raises(ConfigError, match=r"^answerer\.bare_prompt was renamed episode\.describe_tools; "
+                                          r"set only episode\.describe_tools$"):
+        load_config(None, ["answerer.bare_prompt=true", "episode.describe_tools=false"])
+    with pytest.raises(ConfigError, match=r"^answerer\.max_turns was renamed episode\.max_steps; "
+                                          r"set only episode\.max_steps$"):
+        load_config(None, ["answerer.max_turns=5", "episode.max_steps=6"])
+    conflict = r"^answerer\.bare_prompt \(False\) and answerer\.describe_tools \(True\) are now one setting, episode\."
+    with pytest.warns(FutureWarning), pytest.raises(ConfigError, match=conflict + "describe_tools: set only "):
+        load_config(None, ["answerer.bare_prompt=true", "answerer.describe_tools=true"])
 
 
-def test_the_episode_spec_is_built_from_the_answerer_section():
-    cfg = load_config(None, ["answerer.mode='multi_turn'", "answerer.max_turns=5", "answerer.max_parallel_calls=2",
-                             "answerer.max_observation_chars=900", "answerer.observation_format='compact'",
-                             "answerer.action_format='short'", "answerer.describe_tools=false"])
-    spec = cfg.answerer.episode_spec()
+def test_the_episode_table_is_the_episode_spec():
+    cfg = load_config(None, ["answerer.mode='multi_turn'", "episode.max_steps=5", "episode.max_parallel_calls=2",
+                             "episode.max_observation_chars=900", "episode.observation_format='compact'",
+                             "episode.action_format='short'", "episode.describe_tools=false"])
+    spec = cfg.episode.spec()
     assert spec.env_kwargs() == {"max_steps": 5, "max_parallel_calls": 2, "max_observation_chars": 900,
                                  "observation_format": "compact", "describe_tools": False}
-    assert spec.action_format == "short" and cfg.answerer.budgets() == spec.budgets
-    assert load_config(None).answerer.budgets() == DEFAULT_BUDGETS  # single turn: tasks verified under the defaults
+    assert spec.action_format == "short" and cfg.budgets() == spec.budgets
+    assert load_config(None).budgets() == DEFAULT_BUDGETS  # single turn: tasks verified under the defaults
+    # the table's fields are the spec's, one each (nothing re-declared under another name)
+    assert {f.name for f in dataclasses.fields(EpisodeConfig)} == {*EpisodeSpec().env_kwargs(), "action_format"}
+    assert EpisodeConfig().spec() == EpisodeSpec(Budgets(8, 4, 1500, "json"), "json", True)
+
+
+OLD_EPISODE_KEYS = {"max_turns": ("max_steps", 5), "max_parallel_calls": ("max_parallel_calls", 2),
+                    "max_observation_chars": ("max_observation_chars", 900),
+                    "observation_format": ("observation_format", "compact"),
+                    "action_format": ("action_format", "short"), "describe_tools": ("describe_tools", False)}
+
+
+def _expect_moved(record, keys):
+    messages = [str(w.message) for w in record if issubclass(w.category, FutureWarning)]
+    for old, (new, _) in keys.items():
+        assert f"answerer.{old} is deprecated: use episode.{new}" in messages
+    assert all("\n" not in m for m in messages)  # one line each
+
+
+def test_old_episode_keys_load_from_toml_with_a_warning_naming_the_new_key(tmp_path):
+    path = tmp_path / "old.toml"
+    lines = [f"{old} = {json.dumps(value)}" for old, (_, value) in OLD_EPISODE_KEYS.items()]
+    path.write_text('[answerer]\nmode = "multi_turn"\n' + "\n".join(lines) + "\n")
+    with pytest.warns(FutureWarning) as record:
+        cfg = load_config(str(path))
+    _expect_moved(record, OLD_EPISODE_KEYS)
+    assert {new: getattr(cfg.episode, new) for new, _ in OLD_EPISODE_KEYS.values()} == dict(OLD_EPISODE_KEYS.values())
+    assert cfg.answerer.mode == "multi_turn" and cfg.episode.spec().budgets.max_steps == 5
+
+
+def test_old_episode_keys_load_from_set_overrides_with_a_warning():
+    overrides = [f"answerer.{old}={json.dumps(value)}" for old, (_, value) in OLD_EPISODE_KEYS.items()]
+    with pytest.warns(FutureWarning) as record:
+        cfg = load_config(None, ["answerer.mode='multi_turn'", *overrides])
+    _expect_moved(record, OLD_EPISODE_KEYS)
+    assert cfg == load_config(None, ["answerer.mode='multi_turn'",
+                                     *[f"episode.{new}={json.dumps(v)}" for new, v in OLD_EPISODE_KEYS.values()]])
+
+
+def test_a_run_json_written_before_the_play_and_episode_tables_resumes_with_the_same_config():
+    """The config of a main-job run.json written at f54ade5 (no [play], no [episode]) loads to exactly the config the
+    shipped TOML gives now, so --resume accepts it and the old run plays as it did."""
+    old = json.loads((DATA / "selfplay-run-before-play-episode.json").read_text())["config"]
+    assert "play" not in old and "episode" not in old and old["answerer"]["max_turns"] == 8
+    with pytest.warns(FutureWarning) as record:
+        cfg = config_from_dict(old)
+    messages = {str(w.message) for w in record}
+    _expect_moved(record, OLD_EPISODE_KEYS)
+    assert ("no [play] table: play.batch_size and play.max_new_tokens taken from eval.batch_size and "
+            "eval.max_new_tokens (training-time play used [eval] before it had a table); set [play]") in messages
+    assert "generator.solver_workers is deprecated: use play.workers" in messages
+    assert "relabel.workers is deprecated: use play.workers (set by generator.solver_workers here)" in messages
+    assert (cfg.play.batch_size, cfg.play.max_new_tokens, cfg.play.workers) == (
+        old["eval"]["batch_size"], old["eval"]["max_new_tokens"], old["generator"]["solver_workers"]) == (32, 40, 2)
+    assert (cfg.episode.max_steps, cfg.episode.max_observation_chars) == (8, 4000)
+    assert cfg.to_dict() == load_config(str(CONFIGS / "tiny-cpu.toml")).to_dict()
+
+
+def test_play_defaults_are_the_eval_values_training_time_play_used_before():
+    play, evaluation = PlayConfig(), EvalConfig()
+    assert (play.batch_size, play.max_new_tokens) == (evaluation.batch_size, evaluation.max_new_tokens) == (128, 160)
+    assert play.workers == 1
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the defaults and every shipped config load without a deprecation
+        load_config(None)
+        for path in sorted(CONFIGS.glob("*.toml")):
+            cfg = load_config(str(path))
+            # every shipped config plays with the values its [eval] gave training-time play before [play]
+            assert (cfg.play.batch_size, cfg.play.max_new_tokens) == (cfg.eval.batch_size, cfg.eval.max_new_tokens)
+
+
+def test_a_config_without_a_play_table_plays_with_its_eval_values_and_one_with_it_does_not():
+    with pytest.warns(FutureWarning, match=r"^no \[play\] table: play\.batch_size taken from eval\.batch_size"):
+        cfg = config_from_dict({"eval": {"batch_size": 8}})
+    assert (cfg.play.batch_size, cfg.play.max_new_tokens, cfg.eval.batch_size) == (8, 160, 8)
+    cfg = config_from_dict({"eval": {"batch_size": 8}, "play": {"workers": 2}})  # [play] set: eval is eval's alone
+    assert (cfg.play.batch_size, cfg.play.workers, cfg.eval.batch_size) == (128, 2, 8)
+    cfg = load_config(None, ["eval.max_new_tokens=24", "play.max_new_tokens=40"])
+    assert (cfg.play.max_new_tokens, cfg.eval.max_new_tokens) == (40, 24)
+
+
+def test_the_two_worker_counts_of_training_time_play_are_one():
+    with pytest.warns(FutureWarning, match=r"^generator\.solver_workers is deprecated: use play\.workers$"):
+        assert load_config(None, ["generator.solver_workers=2"]).play.workers == 2
+    with pytest.warns(FutureWarning, match=r"^relabel\.workers is deprecated: use play\.workers$"):
+        assert load_config(None, ["relabel.workers=3"]).play.workers == 3
+    # relabelling off: relabel.workers was never read, so generator.solver_workers decides
+    with pytest.warns(FutureWarning):
+        assert load_config(None, ["generator.solver_workers=2", "relabel.workers=1"]).play.workers == 2
+    conflict = r"^generator\.solver_workers \(2\) and relabel\.workers \(1\) are now one setting, play\.workers: "
+    with pytest.warns(FutureWarning), pytest.raises(ConfigError, match=conflict + r"set only play\.workers$"):
+        load_config(None, ["generator.solver_workers=2", "relabel.workers=1", "relabel.enabled=true"])
+
+
+def test_run_level_vllm_copies_of_grpo_fields_move_to_the_phase_tables():
+    with pytest.warns(FutureWarning, match=r"^vllm_gpu_memory_utilization is deprecated: use "
+                                           r"grpo_generator\.vllm_gpu_memory_utilization and "
+                                           r"grpo_answerer\.vllm_gpu_memory_utilization \(TRL's GRPOConfig field\)$"):
+        cfg = load_config(None, ["vllm_gpu_memory_utilization=0.5"])
+    assert cfg.grpo_generator.vllm_gpu_memory_utilization == cfg.grpo_answerer.vllm_gpu_memory_utilization == 0.5
+    with pytest.warns(FutureWarning, match=r"^vllm_server_timeout is deprecated"):
+        cfg = load_config(None, ["vllm_server_timeout=240.0"])  # the old default is TRL's: nothing to pass
+    assert cfg == load_config(None)
+    cfg = load_config(None, ["grpo_answerer.vllm_server_timeout=30"])  # a phase sets it now
+    assert cfg.grpo_answerer.vllm_server_timeout == 30 and "vllm_server_timeout" not in cfg.grpo_generator.to_dict()
+
+
+def _config_classes():
+    return [RunConfig, *[f.type for f in dataclasses.fields(RunConfig) if f.type.endswith("Config")
+                        and f.type != "GRPOPhaseConfig"]]
+
+
+def test_fewer_config_fields_each_with_help_text_and_a_reader():
+    """107 fields in 9 dataclasses at the issue's commit, 106 before the [play] and [episode] tables (the [grpo_*]
+    tables pass TRL's GRPOConfig through and declare none); now 105 in 11."""
+    import osint_selfplay.config as config_module
+
+    classes = [RunConfig] + [getattr(config_module, name) for name in _config_classes()[1:]]
+    tables = {f.name for f in dataclasses.fields(RunConfig) if f.type.endswith("Config")}
+    fields = [(cls, f) for cls in classes for f in dataclasses.fields(cls)
+              if not (cls is RunConfig and f.name in tables)]
+    assert len(classes) == 11 and len(fields) == 105 < 106 < 107
+    assert all(f.metadata.get("help", "").strip() for _, f in fields)
+    src = Path(__file__).resolve().parents[2] / "packages"
+    readers = "\n".join(p.read_text() for p in src.glob("*/src/*/**/*.py") if p.name != "config.py")
+    unread = [f"{cls.__name__}.{f.name}" for cls, f in fields if not re.search(rf"\.{f.name}\b", readers)]
+    assert unread == []
+
+
+def test_the_removed_run_level_vllm_defaults_are_trls_own():
+    """An old config's default value of a removed run-level copy is dropped, because TRL gives the same."""
+    from trl import GRPOConfig
+
+    from osint_selfplay.config import PASSED_THROUGH
+
+    trl_defaults = {f.name: f.default for f in dataclasses.fields(GRPOConfig)}
+    assert {key: trl_defaults[key] for key in PASSED_THROUGH} == PASSED_THROUGH

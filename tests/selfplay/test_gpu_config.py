@@ -16,15 +16,16 @@ def test_gpu_config_trains_the_multi_turn_answerer_with_vllm(tmp_path):
     assert cfg.answerer.mode == "multi_turn" and cfg.model.answerer == "Qwen/Qwen2.5-1.5B-Instruct"
     assert (cfg.use_vllm, cfg.vllm_mode, cfg.tuning_mode) == (True, "colocate", "lora")
     trl_compat.check_run(cfg)  # every [grpo_*] key is a GRPOConfig field TRL accepts
-    a, phase = cfg.answerer, cfg.grpo_answerer
+    episode, phase = cfg.episode, cfg.grpo_answerer
     args = trl_compat.grpo_config(phase, cfg, str(tmp_path / "trainer"), cfg.seed, "grpo_answerer")
     assert (args.use_vllm, args.vllm_mode) == (True, "colocate")
-    assert args.vllm_gpu_memory_utilization == cfg.vllm_gpu_memory_utilization == 0.3
+    assert args.vllm_gpu_memory_utilization == phase.vllm_gpu_memory_utilization == 0.3  # passed through per phase
     assert args.max_completion_length == phase.to_dict()["max_completion_length"]
     assert args.vllm_max_model_length == phase.to_dict()["vllm_max_model_length"]
     # the vLLM context holds the prompt and the whole trajectory, whose budget holds every observation
     # (~4 chars a token)
-    assert args.vllm_max_model_length > args.max_completion_length >= a.max_turns * a.max_observation_chars // 4
+    longest = episode.max_steps * episode.max_observation_chars // 4
+    assert args.vllm_max_model_length > args.max_completion_length >= longest
     assert args.num_generations == 8 and args.learning_rate == 1e-5
     gen = trl_compat.grpo_config(cfg.grpo_generator, cfg, str(tmp_path / "trainer"), cfg.seed, "grpo_generator")
     assert gen.use_vllm and gen.vllm_mode == "colocate"
@@ -44,6 +45,6 @@ def test_gpu_config_answerer_rows_are_episode_openings(tmp_path):
         system, user = row["prompt"]
         assert system["role"] == "system" and user["role"] == "user"
         assert (
-            f"Budget: {cfg.answerer.max_turns} steps, up to {cfg.answerer.max_parallel_calls} tool calls"
+            f"Budget: {cfg.episode.max_steps} steps, up to {cfg.episode.max_parallel_calls} tool calls"
             in user["content"]
         )

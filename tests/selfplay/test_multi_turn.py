@@ -17,7 +17,7 @@ from .conftest import TINY, micro_overrides
 
 
 def _cfg(tmp_path, **extra):
-    base = {"answerer.mode": "'multi_turn'", "answerer.max_turns": 4, "answerer.max_observation_chars": 600,
+    base = {"answerer.mode": "'multi_turn'", "episode.max_steps": 4, "episode.max_observation_chars": 600,
             "grpo_answerer.max_completion_length": 256, "grpo_answerer.per_device_train_batch_size": 4,
             "grpo_answerer.num_generations": 4, "answerer.tasks_per_round": 4, "answerer.generated_share": 0.0,
             "answerer.seed_difficulties": "['easy']"}
@@ -60,8 +60,7 @@ def _setup(tmp_path, model, decoding="generate", **extra):
     cfg = _cfg(tmp_path, **extra)
     pool = WorldPool(cfg.train_worlds, cfg.seed)
     rows, _ = data.mix_answerer_rows(pool, cfg, [], 0)
-    a = cfg.answerer
-    rollout = MultiTurnRollout(pool, rows, spec=a.episode_spec(), decoding=decoding)
+    rollout = MultiTurnRollout(pool, rows, spec=cfg.episode.spec(), decoding=decoding)
     return cfg, rows, rollout, _trainer(model, rows, rollout, cfg, tmp_path)
 
 
@@ -147,8 +146,7 @@ def test_multi_turn_grpo_phase_changes_parameters(tmp_path, oracle_tuned):
     )
     pool = WorldPool(cfg.train_worlds, cfg.seed)
     rows, _ = data.mix_answerer_rows(pool, cfg, [], 0)
-    a = cfg.answerer
-    rollout = MultiTurnRollout(pool, rows, spec=a.episode_spec(), decoding="prefix")
+    rollout = MultiTurnRollout(pool, rows, spec=cfg.episode.spec(), decoding="prefix")
     m = phases.run_grpo(
         oracle_tuned,
         rows,

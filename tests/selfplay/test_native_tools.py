@@ -44,8 +44,8 @@ def episode(tmp_path_factory):
     """A multi-turn row, its rollout, and the oracle's episode on it (the scripted model's turns)."""
     overrides = {
         "answerer.mode": "'multi_turn'",
-        "answerer.max_turns": 6,
-        "answerer.max_observation_chars": 900,
+        "episode.max_steps": 6,
+        "episode.max_observation_chars": 900,
         "answerer.tasks_per_round": 4,
         "answerer.generated_share": 0.0,
         "answerer.seed_difficulties": "['medium']",
@@ -53,12 +53,11 @@ def episode(tmp_path_factory):
     cfg = load_config(None, micro_overrides(tmp_path_factory.mktemp("native"), **overrides))
     pool = WorldPool(cfg.train_worlds, cfg.seed)
     rows, _ = data.mix_answerer_rows(pool, cfg, [], 0)
-    a = cfg.answerer
     row = rows[0]
-    rollout = MultiTurnRollout(pool, rows, spec=a.episode_spec())
+    rollout = MultiTurnRollout(pool, rows, spec=cfg.episode.spec())
     from osint_gym.tasks import Task
 
-    spec = a.episode_spec()
+    spec = cfg.episode.spec()
     env = spec.make_env(pool.world(cast(int, row["world_seed"])), Task.from_dict(json.loads(row["task"])))
     record = spec.play_one(env, OracleAgent())
     assert record.correct and len(record.turns) >= 2  # at least one observation between model turns

@@ -61,14 +61,14 @@ def test_training_evaluation_and_demonstrations_open_with_the_same_tokens(
     from osint_eval.runner import run_multi_turn_items
 
     cfg = load_config(None, micro_overrides(tmp_path, **{
-        "answerer.mode": "'multi_turn'", "answerer.observation_format": f"'{observations}'",
-        "answerer.action_format": f"'{actions}'", "answerer.describe_tools": str(describe).lower(),
-        "answerer.max_observation_chars": 4000, "warm_start.answerer_examples": 1, "warm_start.workers": 1,
+        "answerer.mode": "'multi_turn'", "episode.observation_format": f"'{observations}'",
+        "episode.action_format": f"'{actions}'", "episode.describe_tools": str(describe).lower(),
+        "episode.max_observation_chars": 4000, "warm_start.answerer_examples": 1, "warm_start.workers": 1,
         "warm_start.rename_words": "false"}))
     tok = tokenizers[native]
     assert chat.supports_tools(tok.chat_template) is native
     pool = WorldPool(cfg.train_worlds, cfg.seed)
-    spec = cfg.answerer.episode_spec()
+    spec = cfg.episode.spec()
     (world, task), = data.seed_tasks(pool, cfg, 1, 0, streams.WARM_START, difficulties=cfg.warm_start.difficulties)
 
     # training: the rollout's prompt ids

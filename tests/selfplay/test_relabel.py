@@ -20,12 +20,13 @@ _ID = re.compile(ID_PATTERN)
 
 def _micro(tmp_path, **extra):
     return load_config(None, micro_overrides(tmp_path / "run", **{
-        "answerer.mode": "'multi_turn'", "answerer.max_turns": 6, "answerer.max_observation_chars": 4000,
-        "answerer.observation_format": "'compact'", "answerer.action_format": "'short'", "answerer.tasks_per_round": 4,
-        "answerer.describe_tools": "false", "canonical_graph_mode": "'choose'", "generator.max_hops": 2,
+        "answerer.mode": "'multi_turn'", "episode.max_steps": 6, "episode.max_observation_chars": 4000,
+        "episode.observation_format": "'compact'", "episode.action_format": "'short'", "answerer.tasks_per_round": 4,
+        "episode.describe_tools": "false", "canonical_graph_mode": "'choose'", "generator.max_hops": 2,
         "grpo_generator.max_completion_length": 8, "warm_start.answerer_examples": 24, "warm_start.packing": "true",
         "warm_start.decay_fraction": 0.5, "warm_start.max_length": 768, "warm_start.batch_size": 2,
-        "warm_start.control": "true", "eval.max_new_tokens": 24, "eval.difficulties": "[]", "eval.limit": 4,
+        "warm_start.control": "true", "eval.max_new_tokens": 24, "play.max_new_tokens": 24, "eval.difficulties": "[]",
+        "eval.limit": 4,
         "model_topology": "'shared'", "eval.include_untrained": "false",
         "relabel.enabled": "true", "relabel.grpo": "false", "relabel.tasks": 6, "relabel.sft_steps": 5, **extra}))
 
@@ -136,14 +137,13 @@ def test_relabelled_conversations_rename_made_up_words_as_the_demonstrations_do(
     cfg = _micro(tmp_path, **{"warm_start.rename_words": "true", "answerer.seed_difficulties": '["easy"]'})
     plain = _micro(tmp_path, **{"warm_start.rename_words": "false", "answerer.seed_difficulties": '["easy"]'})
     pool = WorldPool(cfg.train_worlds, cfg.seed)
-    a = cfg.answerer
     checked = 0
     for world, task in data.seed_tasks(pool, cfg, 80, 0):
         named = words(task.question)
         if not named:
             continue
-        spec = a.episode_spec()
-        demo = spec.play_one(spec.make_env(world, task), OracleAgent(a.action_format, names_first=True))
+        spec = cfg.episode.spec()
+        demo = spec.play_one(spec.make_env(world, task), OracleAgent(cfg.episode.action_format, names_first=True))
         student = [demo.turns[0].action]  # the demonstrator's first turn, then the teacher from there
         rows, _ = relabel.relabel_episode(pool, cfg, world, task, student)
         originals, _ = relabel.relabel_episode(pool, plain, world, task, student)

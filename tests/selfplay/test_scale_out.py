@@ -24,7 +24,8 @@ from tests.serving import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 GPU = ROOT / "configs" / "selfplay" / "gpu-qwen-1.5b-vllm.toml"
-SERVER = ["vllm_mode='server'", "vllm_server_base_url='http://10.0.0.3:8000'", "vllm_server_timeout=30"]
+SERVER = ["vllm_mode='server'", "vllm_server_base_url='http://10.0.0.3:8000'", "grpo_generator.vllm_server_timeout=30",
+          "grpo_answerer.vllm_server_timeout=30"]
 
 
 def _cli(*args, env=None, timeout=120):

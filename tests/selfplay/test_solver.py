@@ -16,8 +16,8 @@ from .conftest import TINY
 
 @pytest.fixture(scope="module")
 def cfg():
-    return load_config(None, ["answerer.mode='multi_turn'", "answerer.observation_format='compact'",
-                              "answerer.action_format='short'", "generator.solver_samples=8",
+    return load_config(None, ["answerer.mode='multi_turn'", "episode.observation_format='compact'",
+                              "episode.action_format='short'", "generator.solver_samples=8",
                               "generator.solver_temperature=1.6", f"model.answerer='{TINY}'", "train_worlds=2"])
 
 
@@ -51,7 +51,7 @@ def test_the_sampler_plays_the_configured_episodes_of_each_distinct_task_once(cf
 def test_the_sampler_takes_its_settings_from_the_generator_table(cfg, tiny_path):
     sampler = SolverSampler.from_config(cfg, tiny_path, seed=3, temperature=0.7)
     assert (sampler.k, sampler.temperature, sampler.seed) == (8, 0.7, 3)  # an explicit temperature wins
-    assert sampler.spec == cfg.answerer.episode_spec()
+    assert sampler.spec == cfg.episode.spec()
     sampler.close()
 
 
@@ -70,7 +70,7 @@ def test_a_generated_task_is_verified_once_for_the_answerers_budgets(cfg, tiny_p
     assert verdict.ok and task is not None
     fp = world_fingerprint(world)
     assert task.verified_for(fp, DEFAULT_BUDGETS)  # the proposal's validation is its stamp
-    spec = cfg.answerer.episode_spec()
+    spec = cfg.episode.spec()
     assert not task.verified_for(fp, spec.budgets)  # compact observations: a stamp covers only its own format
 
     calls = []

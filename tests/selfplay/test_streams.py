@@ -102,8 +102,8 @@ def test_stream_seeds_are_named_not_offset():
 def test_demonstrations_stay_at_their_difficulties_and_the_imitation_references_hard_ones_are_their_own():
     """The warm start demonstrates warm_start.difficulties only, whatever the answerer's seed tasks hold; the
     imitation reference's hard demonstrations come from a stream of their own."""
-    cfg = load_config(None, ["answerer.mode='multi_turn'", "answerer.observation_format='compact'",
-                             "answerer.action_format='short'", "answerer.seed_difficulties=['easy','medium','hard']",
+    cfg = load_config(None, ["answerer.mode='multi_turn'", "episode.observation_format='compact'",
+                             "episode.action_format='short'", "answerer.seed_difficulties=['easy','medium','hard']",
                              "warm_start.answerer_examples=24", "train_worlds=4"])
     pool = WorldPool(cfg.train_worlds, cfg.seed)
     assert cfg.warm_start.difficulties == ["easy", "medium"]

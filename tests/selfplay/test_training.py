@@ -241,8 +241,8 @@ def test_vllm_settings_reach_trl(tmp_path):
             tmp_path,
             use_vllm="true",
             vllm_mode="'colocate'",
-            vllm_gpu_memory_utilization=0.5,
-            **{"grpo_answerer.temperature": 0.7, "grpo_answerer.beta": 0.04},
+            **{"grpo_answerer.temperature": 0.7, "grpo_answerer.beta": 0.04,
+               "grpo_answerer.vllm_gpu_memory_utilization": 0.5},
         ),
     )
     args = phases.grpo_args(cfg.grpo_answerer, cfg, tmp_path, 3)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -185,8 +186,6 @@ class GeneratorConfig:
     solver_samples: int = _f(8, "k: the frozen answerer's episodes per distinct valid proposal, which estimate its "
                                 "solve rate p (the generator's reward and the frontier share).")
     solver_temperature: float = _f(1.0, "Temperature of those episodes: one where the answerer's outcomes vary.")
-    solver_workers: int = _f(1, "Processes those episodes are shared out to (2 on a 2-core CPU uses both cores while "
-                                "the trainer waits for its reward).")
     learnability_weight: float = _f(1.0, "Weight of the frontier term.")
     diversity_weight: float = _f(0.3, "Penalty for a near-duplicate of a proposal in the batch or in recent history.")
     grounding_weight: float = _f(0.2, "Weight of the share of evidence edges the offer showed.")
@@ -219,7 +218,6 @@ class GeneratorConfig:
         if not 1 <= self.max_hops <= 4:
             raise ConfigError(f"generator.max_hops must be in 1..4; got {self.max_hops!r}")
         _positive("generator.solver_samples", self.solver_samples, 2)
-        _positive("generator.solver_workers", self.solver_workers)
         if isinstance(self.offer_choices, bool) or self.offer_choices not in range(2, 10):
             raise ConfigError(f"generator.offer_choices must be an integer in 2..9; got {self.offer_choices!r}")
         for reason, value in self.invalid_rewards.items():
@@ -271,7 +269,28 @@ class AnswererConfig:
     cite_evidence: bool = _f(
         True, "Single turn: teach the answerer to copy the evidence lines it follows before the answer (evidence F1)."
     )
-    max_turns: int = _f(8, "Multi turn: the env's step budget per episode.")
+    def __post_init__(self) -> None:
+        _choice("answerer.mode", self.mode, ("single_turn", "multi_turn"))
+        _choice("answerer.context_mode", self.context_mode, ("triples", "records"))
+        _positive("answerer.decoys", self.decoys, 0)
+        _positive("answerer.seed_candidates", self.seed_candidates)
+        if not 0 <= self.generated_share <= 1:
+            raise ConfigError(f"answerer.generated_share must be in [0, 1]; got {self.generated_share!r}")
+        for d in self.seed_difficulties:
+            _choice("answerer.seed_difficulties[]", d, ("easy", "medium", "hard"))
+        band = self.frontier
+        if band and not (len(band) == 2 and all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in band)
+                         and 0 <= band[0] <= band[1] <= 1):
+            raise ConfigError(f"answerer.frontier must be [] or [low, high] with 0 <= low <= high <= 1; got {band!r}")
+
+
+@dataclass(frozen=True)
+class EpisodeConfig:
+    """How the multi-turn answerer's episodes are served, in training, relabelling and evaluation alike: the
+    fields of an `osint_gym.spec.EpisodeSpec` (its `Budgets`, action syntax and tool description), flat."""
+
+    max_steps: int = _f(8, "Multi turn: the env's step budget per episode, in env steps (actions), not optimizer "
+                           "steps (Budgets.max_steps; formerly answerer.max_turns).")
     max_parallel_calls: int = _f(4, "Multi turn: tool calls one action may run in parallel.")
     max_observation_chars: int = _f(
         1500, "Multi turn: observations are cut to this many characters (keeps trajectories short)."
@@ -290,34 +309,42 @@ class AnswererConfig:
         "describe_tools): for a model trained from scratch on this format, whose demonstrations lose a third of "
         "their tokens; a pretrained model needs the description.",
     )
-    def __post_init__(self) -> None:
-        _choice("answerer.mode", self.mode, ("single_turn", "multi_turn"))
-        _positive("answerer.max_turns", self.max_turns)
-        _positive("answerer.max_parallel_calls", self.max_parallel_calls)
-        _positive("answerer.max_observation_chars", self.max_observation_chars, 256)
-        _choice("answerer.context_mode", self.context_mode, ("triples", "records"))
-        _positive("answerer.decoys", self.decoys, 0)
-        _positive("answerer.seed_candidates", self.seed_candidates)
-        _choice("answerer.observation_format", self.observation_format, ("json", "compact"))
-        _choice("answerer.action_format", self.action_format, ("json", "short"))
-        if not 0 <= self.generated_share <= 1:
-            raise ConfigError(f"answerer.generated_share must be in [0, 1]; got {self.generated_share!r}")
-        for d in self.seed_difficulties:
-            _choice("answerer.seed_difficulties[]", d, ("easy", "medium", "hard"))
-        band = self.frontier
-        if band and not (len(band) == 2 and all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in band)
-                         and 0 <= band[0] <= band[1] <= 1):
-            raise ConfigError(f"answerer.frontier must be [] or [low, high] with 0 <= low <= high <= 1; got {band!r}")
 
-    def episode_spec(self) -> EpisodeSpec:
-        """How the multi-turn answerer's episodes are served, in training, relabelling and evaluation alike
-        (``max_turns`` is the env's step budget, `Budgets.max_steps`); single-turn answerers play no episode."""
-        budgets = Budgets(self.max_turns, self.max_parallel_calls, self.max_observation_chars, self.observation_format)
+    def __post_init__(self) -> None:
+        _positive("episode.max_steps", self.max_steps)
+        _positive("episode.max_parallel_calls", self.max_parallel_calls)
+        _positive("episode.max_observation_chars", self.max_observation_chars, 256)
+        _choice("episode.observation_format", self.observation_format, ("json", "compact"))
+        _choice("episode.action_format", self.action_format, ("json", "short"))
+        if not isinstance(self.describe_tools, bool):
+            raise ConfigError(f"episode.describe_tools must be true or false; got {self.describe_tools!r}")
+
+    def spec(self) -> EpisodeSpec:
+        """The `EpisodeSpec` every driver of the multi-turn answerer's episodes is handed."""
+        budgets = Budgets(self.max_steps, self.max_parallel_calls, self.max_observation_chars, self.observation_format)
         return EpisodeSpec(budgets, self.action_format, self.describe_tools)
 
-    def budgets(self) -> Budgets:
-        """The budgets the answerer's tasks are verified under: the multi-turn episode's, else the defaults."""
-        return self.episode_spec().budgets if self.mode == "multi_turn" else DEFAULT_BUDGETS
+
+@dataclass(frozen=True)
+class PlayConfig:
+    """Training-time play: the episodes the frozen answerer plays to estimate a task's solve rate (the generator's
+    reward, the frontier filter, dynamic sampling) and those the answerer plays for expert relabelling. The closing
+    evaluation has its own settings in ``[eval]``; a config without this table (written before it existed, when
+    training-time play read ``[eval]``) takes ``batch_size`` and ``max_new_tokens`` from there (`PLAY_FROM_EVAL`)."""
+
+    batch_size: int = _f(128, "Multi turn: episodes whose turns are generated together (the frozen answerer's and "
+                              "the relabelling answerer's).")
+    max_new_tokens: int = _f(
+        160, "Multi turn: tokens a model may generate per turn while it plays (a longer turn ends the episode "
+             "unanswered)."
+    )
+    workers: int = _f(1, "Multi turn: processes those episodes are shared out to (each on every N-th episode or task, "
+                         "torch's threads shared out): 2 on a 2-core CPU uses both cores while the trainer waits for "
+                         "its reward (formerly generator.solver_workers and relabel.workers).")
+
+    def __post_init__(self) -> None:
+        for name in ("batch_size", "max_new_tokens", "workers"):
+            _positive(f"play.{name}", getattr(self, name))
 
 
 @dataclass(frozen=True)
@@ -361,13 +388,11 @@ class RelabelConfig:
         "Optimizer steps of SFT on the relabelled conversations and the demonstrations, added to the "
         "warm start's schedule (its decay stretched) in round 0.",
     )
-    workers: int = _f(1, "Processes the answerer plays the tasks in "
-                         "(each on every N-th task; torch's threads shared out).")
     learning_rate: float = _f(5e-4, "Rounds after the first (or a warm start without a saved decay): "
                                     "the fresh optimizer's peak rate.")
 
     def __post_init__(self) -> None:
-        for name in ("tasks", "sft_steps", "workers"):
+        for name in ("tasks", "sft_steps"):
             _positive(f"relabel.{name}", getattr(self, name))
         if not 0 <= self.temperature <= 2:
             raise ConfigError(f"relabel.temperature must be in [0, 2]; got {self.temperature!r}")
@@ -383,10 +408,12 @@ class EvalConfig:
     tasks: str = _f("v0:test", "Held-out benchmark split.")
     difficulties: list[str] = _f(["easy", "medium"], "Difficulties evaluated (empty: all).")
     limit: int = _f(1000, "Held-out tasks (the same tasks for every model: paired comparison).")
-    batch_size: int = _f(128, "Generation batch size.")
+    batch_size: int = _f(128, "Generation batch size of the closing evaluation and the dev curve (training-time play: "
+                              "play.batch_size).")
     include_untrained: bool = _f(True, "Also evaluate the untrained model.")
     max_new_tokens: int = _f(
-        160, "Multi turn: tokens a model may generate per turn (also capped by grpo_answerer.max_completion_length)."
+        160, "Multi turn: tokens a model may generate per turn in the closing evaluation and the dev curve (also "
+             "capped by grpo_answerer.max_completion_length; training-time play: play.max_new_tokens)."
     )
     workers: int = _f(
         1,
@@ -460,20 +487,18 @@ class RunConfig:
     )
     use_vllm: bool = _f(False, "Generate with vLLM (GPU; needs the vllm extra).")
     vllm_mode: str = _f("colocate", "'colocate' or 'server'.")
-    vllm_gpu_memory_utilization: float = _f(0.3, "GRPOConfig.vllm_gpu_memory_utilization (colocate).")
     vllm_server_base_url: str = _f(
         "",
         "vllm_mode = 'server': the URL of a running `trl vllm-serve`, e.g. http://10.0.0.5:8000 "
         "(GRPOConfig.vllm_server_base_url); checked for /health before any model is loaded.",
-    )
-    vllm_server_timeout: float = _f(
-        240.0, "vllm_mode = 'server': seconds TRL waits for the server (GRPOConfig.vllm_server_timeout)."
     )
     model: ModelConfig = field(default_factory=ModelConfig)
     lora: LoraConfig = field(default_factory=LoraConfig)
     warm_start: WarmStartConfig = field(default_factory=WarmStartConfig)
     generator: GeneratorConfig = field(default_factory=GeneratorConfig)
     answerer: AnswererConfig = field(default_factory=AnswererConfig)
+    episode: EpisodeConfig = field(default_factory=EpisodeConfig)
+    play: PlayConfig = field(default_factory=PlayConfig)
     parl: ParlConfig = field(default_factory=ParlConfig)
     relabel: RelabelConfig = field(default_factory=RelabelConfig)
     grpo_generator: GRPOPhaseConfig = field(default_factory=lambda: GRPOPhaseConfig(max_completion_length=96))
@@ -496,7 +521,6 @@ class RunConfig:
         ):
             raise ConfigError("use_vllm with vllm_mode = 'server' needs vllm_server_base_url = 'http://<host>:<port>' "
                               f"(where `trl vllm-serve` listens); got {self.vllm_server_base_url!r}")
-        _positive("vllm_server_timeout", self.vllm_server_timeout)
         _positive("rounds", self.rounds)
         _positive("torch_threads", self.torch_threads, 0)
         _positive("train_worlds", self.train_worlds)
@@ -515,6 +539,11 @@ class RunConfig:
                 "eval.curve_tasks: the dev curve plays multi-turn episodes; set it to 0 for answerer.mode "
                 f"{self.answerer.mode!r}"
             )
+
+    def budgets(self) -> Budgets:
+        """The budgets the answerer's tasks are verified under: the multi-turn episode's, else osint-gym's
+        defaults (a single-turn answerer plays no episode)."""
+        return self.episode.spec().budgets if self.answerer.mode == "multi_turn" else DEFAULT_BUDGETS
 
     @property
     def warm_start_role(self) -> str | None:
@@ -575,26 +604,91 @@ def load_config(path: str | None = None, overrides: list[str] | None = None) -> 
     return config_from_dict(flat)
 
 
-# keys renamed since a release: old name -> (new name, how an old value becomes a new one); CHANGELOG "Deprecated"
-RENAMED = {("answerer", "bare_prompt"): ("describe_tools", lambda bare: not bare if isinstance(bare, bool) else bare)}
+def _same(value: Any) -> Any:
+    return value
+
+
+def _negated(bare: Any) -> Any:
+    return not bare if isinstance(bare, bool) else bare  # bare_prompt = true: describe_tools = false
+
+
+# Keys renamed or moved since a release (CHANGELOG "Deprecated"): (table, old key) -> (table, new key, how an old
+# value becomes a new one). A config that sets an old key loads with a FutureWarning that names both keys.
+RENAMED: dict[tuple[str, str], tuple[str, str, Callable[[Any], Any]]] = {
+    ("answerer", "bare_prompt"): ("episode", "describe_tools", _negated),
+    ("answerer", "max_turns"): ("episode", "max_steps", _same),
+    **{("answerer", key): ("episode", key, _same) for key in (
+        "max_parallel_calls", "max_observation_chars", "observation_format", "action_format", "describe_tools")},
+    ("generator", "solver_workers"): ("play", "workers", _same),
+    ("relabel", "workers"): ("play", "workers", _same),
+}
+# Run-level copies of GRPOConfig fields, removed: each is now set, where needed, in [grpo_generator] and
+# [grpo_answerer], which pass it through to TRL. Their old defaults are TRL's, so an old config's default is dropped.
+PASSED_THROUGH = {"vllm_gpu_memory_utilization": 0.3, "vllm_server_timeout": 240.0}
+# A config without a [play] table (written before it existed) plays with these [eval] settings, as it did then.
+PLAY_FROM_EVAL = ("batch_size", "max_new_tokens")
+
+
+def _warn(message: str) -> None:
+    warnings.warn(message, FutureWarning, stacklevel=4)  # the caller of load_config / config_from_dict
+
+
+def _table(data: dict[str, Any], name: str) -> dict[str, Any]:
+    table = data.setdefault(name, {})
+    if not isinstance(table, dict):
+        raise ConfigError(f"[{name}] must be a table, got {type(table).__name__}")
+    return table
+
+
+def _relabelling(data: dict[str, Any]) -> bool:
+    relabel = data.get("relabel")
+    return isinstance(relabel, dict) and relabel.get("enabled", False) is True
 
 
 def _renamed(data: dict[str, Any]) -> dict[str, Any]:
-    """``data`` with renamed keys under their new names (a deprecation warning each); both names is an error."""
-    out = dict(data)
-    for (table, old), (new, convert) in RENAMED.items():
+    """``data`` with old keys under their new names (a FutureWarning each); an old and a new name both set is an
+    error. Without a [play] table, play takes eval's settings (see `PLAY_FROM_EVAL`)."""
+    out = {key: dict(value) if isinstance(value, dict) else value for key, value in data.items()}
+    evaluation = out.get("eval")
+    if "play" not in out and isinstance(evaluation, dict) and any(k in evaluation for k in PLAY_FROM_EVAL):
+        taken = {key: evaluation[key] for key in PLAY_FROM_EVAL if key in evaluation}
+        _warn(f"no [play] table: play.{' and play.'.join(taken)} taken from eval.{' and eval.'.join(taken)} "
+              "(training-time play used [eval] before it had a table); set [play]")
+        out["play"] = taken
+    set_by: dict[tuple[str, str], tuple[str, Any]] = {}  # a new key -> the old key that set it, and its value
+    for (table, old), (new_table, new, convert) in RENAMED.items():
         section = out.get(table)
         if not isinstance(section, dict) or old not in section:
             continue
-        if new in section:
-            raise ConfigError(f"{table}.{old} was renamed {table}.{new}; set only {table}.{new}")
-        warnings.warn(f"{table}.{old} is deprecated: use {table}.{new}", FutureWarning, stacklevel=3)
-        section = dict(section)
-        section[new] = convert(section.pop(old))
-        out[table] = section
+        value = convert(section.pop(old))
+        target = _table(out, new_table)
+        if (new_table, new) in set_by:  # two old keys, one new one
+            first, first_value = set_by[new_table, new]
+            # relabel.workers was read only with relabelling on: off, generator.solver_workers alone decided
+            unread = (table, old) == ("relabel", "workers") and not _relabelling(out)
+            if value != first_value and not unread:
+                raise ConfigError(f"{first} ({first_value!r}) and {table}.{old} ({value!r}) are now one setting, "
+                                  f"{new_table}.{new}: set only {new_table}.{new}")
+            _warn(f"{table}.{old} is deprecated: use {new_table}.{new} (set by {first} here)")
+            continue
+        if new in target:
+            raise ConfigError(f"{table}.{old} was renamed {new_table}.{new}; set only {new_table}.{new}")
+        _warn(f"{table}.{old} is deprecated: use {new_table}.{new}")
+        target[new] = value
+        set_by[new_table, new] = (f"{table}.{old}", value)
+    for key, trl_default in PASSED_THROUGH.items():
+        if key not in out:
+            continue
+        value = out.pop(key)
+        phases = ("grpo_generator", "grpo_answerer")
+        _warn(f"{key} is deprecated: use {phases[0]}.{key} and {phases[1]}.{key} (TRL's GRPOConfig field)")
+        if value != trl_default:
+            for phase in phases:
+                _table(out, phase).setdefault(key, value)
     return out
 
 
 def config_from_dict(data: dict[str, Any]) -> RunConfig:
-    """A RunConfig from a table (a run.json's config too: renamed keys of older runs still load)."""
+    """A RunConfig from a table (a run.json's config too: renamed keys of older runs still load, and a config
+    without a [play] table plays with its [eval] settings, as it did before that table existed)."""
     return from_table(RunConfig, _renamed(data), "top-level")

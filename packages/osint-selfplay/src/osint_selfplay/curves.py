@@ -61,7 +61,7 @@ class DevProbe:
                           temperature=0.0, decoding=cfg.model.decoding)
         try:
             results = run_multi_turn(
-                policy, self.world, self.tasks, spec=cfg.answerer.episode_spec(), batch_size=cfg.eval.batch_size
+                policy, self.world, self.tasks, spec=cfg.episode.spec(), batch_size=cfg.eval.batch_size
             )
         finally:
             policy.close()

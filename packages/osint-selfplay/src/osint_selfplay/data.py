@@ -58,7 +58,7 @@ def seed_tasks(pool: WorldPool, cfg: RunConfig, n: int, offset: int, stream: str
     seed difficulties; one sampler per world: its task families are built once); only the items ``i`` of
     ``range(n)`` with ``i % parts == part`` (a worker's share: each item is a pure function of its index)."""
     diffs = difficulties or cfg.answerer.seed_difficulties
-    budgets = cfg.answerer.budgets()
+    budgets = cfg.budgets()
     samplers: dict[int | None, TaskSampler] = {}
     out = []
     for i in range(part, n, parts):
@@ -235,7 +235,7 @@ def multi_turn_rows(
     stamp covers them (a seed task, a generated one the frozen answerer played: `SolverSampler.rate`) is not
     verified again. Rows whose prompt repeats an earlier one are dropped (the rollout finds a row's task by
     its prompt)."""
-    spec = cfg.answerer.episode_spec()
+    spec = cfg.episode.spec()
     rows, seen, dropped = [], set(), 0
     for world, task, source in items:
         try:
@@ -308,7 +308,7 @@ def _demonstrations(
     pool: WorldPool, cfg: RunConfig, part: int, parts: int, stream: str = streams.WARM_START, native: bool = False
 ) -> tuple[list[tuple[int, dict[str, Any]]], dict[str, int]]:
     """The demonstrations of items ``part, part + parts, ...`` as (index, row) pairs, and their counts."""
-    spec = cfg.answerer.episode_spec()
+    spec = cfg.episode.spec()
     rows = []
     counts = {"episodes": 0, "incorrect": 0, "unseen_ids": 0, **({"renamed": 0} if cfg.warm_start.rename_words else {})}
     n = cfg.warm_start.answerer_examples

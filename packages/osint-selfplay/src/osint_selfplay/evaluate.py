@@ -64,7 +64,7 @@ def check_heldout(cfg: Any) -> None:
     ev = cfg.eval
     if not ev.enabled:
         return
-    budgets = cfg.answerer.budgets()
+    budgets = cfg.budgets()
     for split in eval_splits(cfg):
         tasks = heldout_tasks(split, ev.difficulties, eval_task_limit(ev.limit, cfg.dry_run))
         if not tasks:
@@ -80,7 +80,7 @@ def check_heldout(cfg: Any) -> None:
                 bad += 1
         if bad:
             raise ConfigError(f"{bad} of the {split} evaluation tasks are not solvable under the answerer's budgets "
-                              f"({budgets.to_dict()}); raise answerer.max_observation_chars")
+                              f"({budgets.to_dict()}); raise episode.max_observation_chars")
 
 
 def eval_splits(cfg: Any) -> list[str]:
@@ -106,10 +106,11 @@ def _zero_variance_groups(rounds: list[RoundSummary]) -> dict[str, ZeroVariance]
     return zero_var
 
 
-def _run_kwargs(a: Any, batch_size: int) -> dict[str, Any]:
+def _run_kwargs(cfg: Any, batch_size: int) -> dict[str, Any]:
     """osint-eval's runner arguments that serve the held-out tasks as the answerer was trained."""
+    a = cfg.answerer
     if a.mode == "multi_turn":
-        return {"spec": a.episode_spec(), "batch_size": batch_size}
+        return {"spec": cfg.episode.spec(), "batch_size": batch_size}
     return {
         "context_mode": a.context_mode,
         "n_distractors": a.n_distractors,
@@ -209,7 +210,7 @@ def evaluate_run(run: EvaluatedRun, state: RunState, controls: dict[str, str] | 
     title = "osint-selfplay closing evaluation" + (" (dry run)" if cfg.dry_run else "")
     reports = {split: evaluate(policies, _taskset(cfg, split), mode=a.mode, seed=cfg.seed, comparisons=pairs,
                                config=cfg.to_dict(), title=f"{title} on {split}", progress=True, dry_run=cfg.dry_run,
-                               workers=cfg.eval.workers, **_run_kwargs(a, cfg.eval.batch_size))
+                               workers=cfg.eval.workers, **_run_kwargs(cfg, cfg.eval.batch_size))
                for split in eval_splits(cfg)}
     single_turn = _single_turn_reference(cfg, _taskset(cfg, cfg.eval.tasks))
     for p in policies.values():
@@ -232,7 +233,7 @@ def evaluate_controls(run: EvaluatedRun, controls: dict[str, str]) -> Evaluation
         pairs = _pairs([*report.models, *policies], [*GUESS_NAMES, *SHORTCUTS_BY_MODE[cfg.answerer.mode]])
         try:
             reports[split] = extend(report, policies, _taskset(cfg, split), comparisons=pairs, workers=ev.workers,
-                                    **_run_kwargs(cfg.answerer, ev.batch_size))
+                                    **_run_kwargs(cfg, ev.batch_size))
         finally:
             for p in policies.values():
                 p.close()

@@ -19,8 +19,7 @@ GRPO_DEFAULTS: dict[str, Any] = {
 }
 # GRPOConfig fields the run sets itself: one place each, so a phase table may not set them.
 GRPO_RUN_KEYS = {"output_dir": "output_dir", "seed": "seed", "use_vllm": "use_vllm", "vllm_mode": "vllm_mode",
-                 "vllm_gpu_memory_utilization": "vllm_gpu_memory_utilization", "report_to": "report_to",
-                 "vllm_server_base_url": "vllm_server_base_url", "vllm_server_timeout": "vllm_server_timeout",
+                 "report_to": "report_to", "vllm_server_base_url": "vllm_server_base_url",
                  "use_cpu": "the run (from the machine)"}
 
 

@@ -296,7 +296,7 @@ class SelfPlayRun:
             rows, mix = self._answerer_rows(r, start, generated, step, out)
             rollout = None
             if cfg.answerer.mode == "multi_turn":
-                rollout = MultiTurnRollout(self.pool, rows, spec=cfg.answerer.episode_spec(),
+                rollout = MultiTurnRollout(self.pool, rows, spec=cfg.episode.spec(),
                                            decoding=cfg.model.decoding)
                 reward: Any = EpisodeReward(cfg.parl, cfg.grpo_answerer.num_generations)
             else:
@@ -371,7 +371,7 @@ class SelfPlayRun:
             if not cfg.dry_run:
                 seed = stream_seed(cfg.seed, "relabel_generation", r)
                 rows, counts = relabel.relabelled_rows(current.answerer, self.pool, cfg, tasks, seed,
-                                                       cfg.relabel.workers)
+                                                       cfg.play.workers)
             atomic_write_jsonl(out / "relabelled.jsonl", rows)
             earlier = [row for q in range(r) for row in read_jsonl(self.run_dir(q, "relabel") / "relabelled.jsonl")]
             if not earlier + rows and not cfg.dry_run:

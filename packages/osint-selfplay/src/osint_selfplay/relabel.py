@@ -62,7 +62,7 @@ def relabel_episode(pool: WorldPool, cfg: RunConfig, world: World, task: Task,
     ``"divergence"``: one, at the first state where its next turn is not the teacher's (the calls compared as
     a set), so the loss falls where it went wrong and no row starts after its mistake. ``native``: the rows in the
     format of a template that renders tools, with the env's schemas (`data.template_row`)."""
-    spec = cfg.answerer.episode_spec()
+    spec = cfg.episode.spec()
     divergence = cfg.relabel.states == "divergence"
     counts: dict[str, Any] = dict.fromkeys(COUNTS, 0)
     rows = []
@@ -117,10 +117,10 @@ def _shard(policy: Any, pool: WorldPool, cfg: RunConfig, items: list[dict[str, A
     for item in items:
         by_world.setdefault(item["world_seed"], []).append(Task.from_dict(item["task"]))
     try:
-        spec = cfg.answerer.episode_spec()
+        spec = cfg.episode.spec()
         for world_seed, tasks in by_world.items():
             world = pool.world(world_seed)
-            results = run_multi_turn(policy, world, tasks, spec=spec, batch_size=cfg.eval.batch_size)
+            results = run_multi_turn(policy, world, tasks, spec=spec, batch_size=cfg.play.batch_size)
             for task, result in zip(tasks, results):
                 counts["episodes"] += 1
                 if result.correct:
@@ -144,7 +144,7 @@ def relabelled_rows(model_dir: str, pool: WorldPool, cfg: RunConfig, tasks: list
     """(rows, counts): the answerer ``model_dir`` plays ``tasks`` and the oracle relabels every state
     of its failed episodes (`relabel_episode`); identical conversations are kept once. ``workers``
     processes share the tasks (worker k plays tasks k, k + workers, ...)."""
-    policy = HFPolicy(model_dir, batch_size=cfg.eval.batch_size, max_new_tokens=cfg.eval.max_new_tokens,
+    policy = HFPolicy(model_dir, batch_size=cfg.play.batch_size, max_new_tokens=cfg.play.max_new_tokens,
                       temperature=cfg.relabel.temperature, seed=seed, decoding=cfg.model.decoding)
     items = [{"task": t.to_dict(), "world_seed": w.seed} for w, t in tasks]
     if workers <= 1:

@@ -28,7 +28,7 @@ def _rated(task: Task, rate: float) -> Task:
 class SolverSampler:
     """Samples a frozen answerer checkpoint k times per task and returns solve rates.
 
-    ``spec``: how the multi-turn answerer's episodes are served (`AnswererConfig.episode_spec`); given it,
+    ``spec``: how the multi-turn answerer's episodes are served (`EpisodeConfig.spec`); given it,
     each sample is an episode through the env, ``episode_batch`` turns generated together. A task that the
     tool-only oracle cannot solve under the spec's budgets has rate 0 (counted in ``unsolvable``)."""
 
@@ -55,9 +55,9 @@ class SolverSampler:
         t = g.solver_temperature if temperature is None else temperature
         return cls(answerer, k=g.solver_samples, temperature=t, context_mode=a.context_mode,
                    n_distractors=a.n_distractors, decoys=a.decoys, seed=seed,
-                   max_new_tokens=cfg.eval.max_new_tokens if multi else cfg.grpo_answerer.max_completion_length,
-                   spec=a.episode_spec() if multi else None, episode_batch=cfg.eval.batch_size,
-                   decoding=cfg.model.decoding, workers=g.solver_workers)
+                   max_new_tokens=cfg.play.max_new_tokens if multi else cfg.grpo_answerer.max_completion_length,
+                   spec=cfg.episode.spec() if multi else None, episode_batch=cfg.play.batch_size,
+                   decoding=cfg.model.decoding, workers=cfg.play.workers)
 
     def solve_rates(self, items: list[tuple[World, Task]]) -> list[float]:
         """Solve rate of each (world, task): the share of k samples that answer correctly."""

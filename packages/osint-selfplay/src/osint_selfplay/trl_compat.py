@@ -89,9 +89,7 @@ def grpo_config(phase: GRPOPhaseConfig, cfg: RunConfig, output_dir: str, seed: i
         "seed": seed,
         "use_vllm": cfg.use_vllm,
         "vllm_mode": cfg.vllm_mode,
-        "vllm_gpu_memory_utilization": cfg.vllm_gpu_memory_utilization,
         "vllm_server_base_url": cfg.vllm_server_base_url or None,
-        "vllm_server_timeout": cfg.vllm_server_timeout,
         **phase.to_dict(),
     }
     try:
