@@ -384,7 +384,7 @@ def test_the_removed_run_level_vllm_defaults_are_trls_own():
     """An old config's default value of a removed run-level copy is dropped, because TRL gives the same."""
     from trl import GRPOConfig
 
-    from osint_selfplay.config import PASSED_THROUGH
+    from osint_selfplay.config_compat import PASSED_THROUGH
 
     trl_defaults = {f.name: f.default for f in dataclasses.fields(GRPOConfig)}
     assert {key: trl_defaults[key] for key in PASSED_THROUGH} == PASSED_THROUGH
