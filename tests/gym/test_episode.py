@@ -13,6 +13,7 @@ import osint_gym  # noqa: F401  (registers the ids)
 import osint_gym.tasks.verify as verify_module
 from osint_gym.agents import OracleAgent, run_episode, run_episodes
 from osint_gym.env import OSINTEnv
+from osint_gym.episode import EndReason, EpisodeRecord
 from osint_gym.errors import ConfigError, TaskError
 from osint_gym.tasks import Budgets, Task, TaskSampler
 from osint_gym.tools import CONTROL_SCHEMAS, TOOLS
@@ -91,6 +92,14 @@ def test_a_cut_from_outside_scores_exactly_as_the_envs_own_truncation(world):
     assert own_rec.reward == pytest.approx(-0.04)
     with pytest.raises(ConfigError, match="stop reason"):
         OSINTEnv(world=world).stop("because")
+    assert own_rec.end is EndReason.STEP_BUDGET and stopped.end is EndReason.TOKEN_BUDGET  # the enum, not a str
+    # a cut named by its value or its member is the same cut; written to JSON as the value and read back the member
+    env = OSINTEnv(world=world, tasks=tasks)
+    env.reset(seed=4)
+    record = env.stop("stopped")
+    assert record.end is EndReason.STOPPED and env.stop(EndReason.TIME_LIMIT).end is EndReason.STOPPED  # ended once
+    data = json.loads(json.dumps(record.to_dict()))
+    assert data["end"] == "stopped" and EpisodeRecord.from_dict(data).end is EndReason.STOPPED
 
 
 def test_run_episodes_batches_agents_and_matches_single_runs(world):

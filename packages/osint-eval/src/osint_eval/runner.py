@@ -8,7 +8,7 @@ from typing import Any
 from osint_eval.interface import Policy, PolicyInput
 from osint_gym import chat
 from osint_gym.env import OSINTEnv
-from osint_gym.episode import EpisodeRecord
+from osint_gym.episode import EndReason, EpisodeRecord
 from osint_gym.single_turn import answer_messages, build_context, parse_answer, score_completion
 from osint_gym.spec import DEFAULT_SPEC, EpisodeSpec
 from osint_gym.tasks import Task
@@ -44,7 +44,7 @@ class EpisodeResult:
     parse_failures: int
     agent_evidence: list[list[str]] = field(default_factory=list)
     transcript: list[dict[str, str]] = field(default_factory=list)  # {"action", "observation"}
-    end: str = "answered"  # how the episode ended (osint-gym's END_REASONS; "token_budget": a turn over max_new_tokens)
+    end: EndReason = EndReason.ANSWERED  # how the episode ended ("token_budget": a turn over max_new_tokens)
     record: EpisodeRecord | None = field(default=None, compare=False, repr=False)  # the env's own, never written
 
     @classmethod

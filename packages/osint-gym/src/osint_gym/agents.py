@@ -19,7 +19,7 @@ from typing import Any, Protocol
 import gymnasium as gym
 
 from osint_gym.env import OSINTEnv
-from osint_gym.episode import ACTION_FORMATS, EpisodeRecord
+from osint_gym.episode import ACTION_FORMATS, EndReason, EpisodeRecord
 from osint_gym.errors import ConfigError
 from osint_gym.oracle_agent import OracleAgent, oracle_continuation, read_observation, unseen_ids
 
@@ -104,7 +104,7 @@ def run_episodes(
         for (i, _), action in zip(pending, actions):
             core: OSINTEnv = cores[i]  # type: ignore[assignment]
             if action is None:
-                record = core.stop("token_budget")
+                record = core.stop(EndReason.TOKEN_BUDGET)
             else:
                 obs, _, terminated, truncated, _ = envs[i].step(action)
                 if not (terminated or truncated):
@@ -113,7 +113,7 @@ def run_episodes(
                 # a wrapper's TimeLimit may truncate an episode the env itself still runs
                 record = core.episode()
                 if not record.ended:
-                    record = core.stop("time_limit")
+                    record = core.stop(EndReason.TIME_LIMIT)
             records[i] = record
             del latest[i]
             if on_end is not None:

@@ -93,7 +93,7 @@ import gymnasium as gym
 
 from osint_gym.actions import MAX_ACTION_CHARS, Call, action_text, parse_action
 from osint_gym.compact import fit_compact, reset_text
-from osint_gym.episode import EpisodeRecord, Turn
+from osint_gym.episode import STOP_REASONS, EndReason, EpisodeRecord, Turn
 from osint_gym.errors import ConfigError, TaskError
 from osint_gym.knobs import KNOBS, WORLD_KNOBS, check_knobs, with_knobs
 from osint_gym.reward import RewardBreakdown, RewardConfig, score_episode, step_penalty
@@ -193,7 +193,7 @@ class OSINTEnv(gym.Env[str, str]):
         self.observation_space = text_space(max_observation_chars)
         self.action_space = text_space(MAX_ACTION_CHARS)
         self.task: Task | None = None
-        self._end = "stopped"  # no episode yet: step() asks for reset()
+        self._end = EndReason.STOPPED  # no episode yet: step() asks for reset()
 
     def _place_world(self, world: World | None, tasks: Sequence[Task] | None,
                      world_config: WorldConfig | dict[str, Any] | None, seed: int | None) -> World:
@@ -311,7 +311,7 @@ class OSINTEnv(gym.Env[str, str]):
         self._submitted: Any = None
         self._breakdown: RewardBreakdown | None = None
         self._turns: list[Turn] = []
-        self._end = "running"
+        self._end = EndReason.RUNNING
         text = reset_text(self.observation_format, self.task.question, self.max_steps, self.max_parallel_calls,
                           self.schemas, self._tool_help) if self.describe_tools else self.task.question
         self._first = fit_text(text, self.max_observation_chars)
@@ -322,7 +322,7 @@ class OSINTEnv(gym.Env[str, str]):
         return self._first, info
 
     def step(self, action: Any) -> tuple[str, float, bool, bool, dict[str, Any]]:
-        if self._end != "running":
+        if self._end != EndReason.RUNNING:
             return (
                 self._fit({"error": "the episode is over; call reset()"}),
                 0.0,
@@ -355,7 +355,7 @@ class OSINTEnv(gym.Env[str, str]):
             self._submitted = flat[0] if len(flat) == 1 else flat
         if terminated or truncated:
             paid_before = self._penalty_paid + reward  # penalties returned by earlier steps
-            self._finish("answered" if terminated else "step_budget")
+            self._finish(EndReason.ANSWERED if terminated else EndReason.STEP_BUDGET)
             assert self._breakdown is not None
             reward = self._breakdown.total + paid_before  # so that the episode's rewards sum to the total
             extra.update(self._episode_summary())
@@ -431,7 +431,7 @@ class OSINTEnv(gym.Env[str, str]):
         self._graph[edge] = None
         return None
 
-    def _finish(self, end: str) -> None:
+    def _finish(self, end: EndReason) -> None:
         assert self.task is not None
         self._end = end
         self._breakdown = self._score()
@@ -473,13 +473,14 @@ class OSINTEnv(gym.Env[str, str]):
             breakdown=breakdown, end=self._end, max_steps=self.max_steps, max_parallel_calls=self.max_parallel_calls,
         )
 
-    def stop(self, reason: str = "stopped") -> EpisodeRecord:
-        """End a running episode from outside (a token budget, a time limit): it is scored as the
-        env scores its own truncation (unanswered) and later steps are refused. Returns the record."""
-        if reason not in ("time_limit", "token_budget", "stopped"):
+    def stop(self, reason: str = EndReason.STOPPED) -> EpisodeRecord:
+        """End a running episode from outside (a token budget, a time limit; an `EndReason` of `STOP_REASONS` or its
+        value): it is scored as the env scores its own truncation (unanswered) and later steps are refused. Returns
+        the record."""
+        if reason not in STOP_REASONS:
             raise ConfigError(f"stop reason must be 'time_limit', 'token_budget' or 'stopped', got {reason!r}")
-        if self._end == "running":
-            self._finish(reason)
+        if self._end == EndReason.RUNNING:
+            self._finish(EndReason(reason))
         return self.episode()
 
     def render(self) -> str | None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Any
 
 from osint_gym.reward import RewardBreakdown
@@ -20,9 +21,21 @@ from osint_gym.tasks.task import Task
 # the action syntaxes a prompt may ask for (the env accepts both): JSON actions, or one short line per call
 ACTION_FORMATS = ("json", "short")
 
-# Why an episode ended. "answered" and "step_budget" are the env's own ends; the others are cuts
-# made from outside the env (`OSINTEnv.stop`).
-END_REASONS = ("running", "answered", "step_budget", "time_limit", "token_budget", "stopped")
+class EndReason(StrEnum):
+    """Why an episode ended (a string: it compares equal to, and is written to JSON as, its value). ANSWERED and
+    STEP_BUDGET are the env's own ends; TIME_LIMIT, TOKEN_BUDGET and STOPPED are cuts made from outside the env
+    (`OSINTEnv.stop`); RUNNING: not yet."""
+
+    RUNNING = "running"
+    ANSWERED = "answered"
+    STEP_BUDGET = "step_budget"
+    TIME_LIMIT = "time_limit"
+    TOKEN_BUDGET = "token_budget"
+    STOPPED = "stopped"
+
+
+END_REASONS = tuple(r.value for r in EndReason)
+STOP_REASONS = (EndReason.TIME_LIMIT, EndReason.TOKEN_BUDGET, EndReason.STOPPED)  # `OSINTEnv.stop`'s
 _COUNTS = ("critical_steps", "tool_calls", "invalid_actions", "parse_failures", "useful_calls", "parallel_calls",
            "useful_parallel_calls")
 
@@ -62,13 +75,13 @@ class EpisodeRecord:
     parallel_calls: int  # calls made as part of a parallel step
     useful_parallel_calls: int
     breakdown: RewardBreakdown
-    end: str  # one of END_REASONS
+    end: EndReason
     max_steps: int
     max_parallel_calls: int
 
     @property
     def ended(self) -> bool:
-        return self.end != "running"
+        return self.end != EndReason.RUNNING
 
     @property
     def reward(self) -> float:
@@ -107,7 +120,7 @@ class EpisodeRecord:
             evidence=tuple(Edge(*e) for e in d["evidence"]),
             **{k: d[k] for k in _COUNTS},
             breakdown=RewardBreakdown(**d["breakdown"]),
-            end=d["end"],
+            end=EndReason(d["end"]),
             max_steps=d["max_steps"],
             max_parallel_calls=d["max_parallel_calls"],
         )

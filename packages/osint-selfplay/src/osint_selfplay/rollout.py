@@ -33,7 +33,7 @@ from typing import Any
 
 from osint_gym import chat
 from osint_gym.env import OSINTEnv
-from osint_gym.episode import EpisodeRecord
+from osint_gym.episode import EndReason, EpisodeRecord
 from osint_gym.spec import EpisodeSpec
 from osint_gym.tasks import Task
 from osint_selfplay.data import prompt_key
@@ -212,7 +212,7 @@ class MultiTurnRollout:
             out["critical_steps"].append(record.critical_steps)
             out["parallel_calls"].append(record.parallel_calls)
             out["useful_parallel_calls"].append(record.useful_parallel_calls)
-            out["cut_by_budget"].append(record.end == "token_budget")
+            out["cut_by_budget"].append(record.end == EndReason.TOKEN_BUDGET)
             out["well_formed_tool_call"].append(record.tool_calls > 0)
             self.stats.append(
                 {
