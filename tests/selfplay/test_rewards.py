@@ -10,7 +10,7 @@ from osint_gym.tasks import TaskSampler
 from osint_selfplay.config import GeneratorConfig
 from osint_selfplay.curriculum import choice_bin
 from osint_selfplay.errors import ConfigError
-from osint_selfplay.rewards import AnswererReward, GeneratorReward, context_to_json, frontier_reward, learnability
+from osint_selfplay.rewards import AnswererReward, GeneratorReward, frontier_reward, learnability
 from osint_selfplay.worlds import WorldPool
 
 
@@ -186,7 +186,7 @@ def test_answerer_reward_is_the_env_score_and_counts_zero_variance_groups(world)
     rows = []
     for t in tasks:
         ctx = build_context(world, t)
-        rows.append((json.dumps(t.to_dict()), context_to_json(ctx), t))
+        rows.append((json.dumps(t.to_dict()), ctx.to_json(), t))
     reward = AnswererReward(num_generations=4)
     (t1, c1, task1), (t2, c2, task2) = rows
     completions = [_msg(task1.answer), _msg("wrong_1"), _msg(""), _msg(task1.answer)] + [_msg("nope")] * 4
@@ -216,7 +216,7 @@ def test_answerer_listing_every_context_entity_scores_below_one_wrong_guess(worl
     wrong = next(e for e in ctx.entities if e not in task.answers)
     reward = AnswererReward(num_generations=2)
     out = reward(prompts=[None] * 2, completions=[_msg(sep.join(ctx.entities)), _msg(wrong)],
-                 task=[json.dumps(task.to_dict())] * 2, context=[context_to_json(ctx)] * 2)
+                 task=[json.dumps(task.to_dict())] * 2, context=[ctx.to_json()] * 2)
     assert out == pytest.approx([-0.1, 0.0])
 
 
@@ -229,7 +229,7 @@ def test_answerer_ids_one_per_line_are_judged_by_the_last_line_only(world):
     reward = AnswererReward(num_generations=4)
     listed = [_msg("\n".join(ids)), _msg(ids[-1]), _msg("\n".join(reversed(ids))), _msg(ids[0])]
     out = reward(prompts=[None] * 4, completions=listed, task=[json.dumps(task.to_dict())] * 4,
-                 context=[context_to_json(ctx)] * 4)
+                 context=[ctx.to_json()] * 4)
     assert out == pytest.approx([1.2, 1.2, 0.0, 0.0])
 
 

@@ -29,7 +29,6 @@ from osint_selfplay import streams
 from osint_selfplay.config import RunConfig
 from osint_selfplay.curriculum import task_hops
 from osint_selfplay.results import DemonstrationCounts, DynamicSampling, TaskCounts, TaskMix
-from osint_selfplay.rewards import context_to_json
 from osint_selfplay.worlds import WorldPool
 
 
@@ -48,7 +47,7 @@ def episode_prompt(world: World, task: Task, spec: EpisodeSpec) -> list[dict[str
 def answerer_row(world: World, task: Task, cfg: RunConfig, source: str) -> dict[str, Any]:
     ctx = build_context(world, task, mode=cfg.answerer.context_mode, n_distractors=cfg.answerer.n_distractors,
                         decoys=cfg.answerer.decoys, seed=cfg.seed)
-    return {"prompt": answer_messages(task, ctx), "task": json.dumps(task.to_dict()), "context": context_to_json(ctx),
+    return {"prompt": answer_messages(task, ctx), "task": json.dumps(task.to_dict()), "context": ctx.to_json(),
             "source": source, "world_seed": world.seed}
 
 

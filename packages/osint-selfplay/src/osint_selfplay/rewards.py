@@ -60,15 +60,6 @@ def annealed(weight: float, step: int, anneal_steps: int) -> float:
     return weight * max(0.0, 1.0 - step / anneal_steps)
 
 
-def context_to_json(context: Context) -> str:
-    """A dataset row's ``context`` column (osint-gym's `Context.to_json`)."""
-    return context.to_json()
-
-
-def context_from_json(text: str) -> Context:
-    return Context.from_json(text)
-
-
 def _groups(values: list[float], size: int) -> list[list[float]]:
     return [values[i : i + size] for i in range(0, len(values), size)]
 
@@ -121,7 +112,7 @@ class AnswererReward(_GroupCounter):
         rewards = []
         for comp, t, c in zip(completions, task, context):
             rewards.append(
-                score_completion(Task.from_dict(json.loads(t)), completion_text(comp), context_from_json(c)).total
+                score_completion(Task.from_dict(json.loads(t)), completion_text(comp), Context.from_json(c)).total
             )
         self.count_groups(rewards, source, kwargs.get("log_metric"))
         self.seconds += time.perf_counter() - t0
