@@ -8,10 +8,11 @@ a sample's ``validation.json``).
 A field that is None is left out of the file, except the ones marked `written` (a phase writes them even when
 it measured nothing: ``reward_first`` of a GRPO phase that logged no reward). A key a file holds that its class
 does not declare (a result written by an older or newer osint-selfplay) is kept in ``rest`` and written back as
-it was, so reading and writing a run's files loses nothing.
+it was; a field the file lacked (``absent``) is not written back while it holds its default. So reading and
+writing a run's files changes nothing and loses nothing.
 
 The conversion is written here rather than taken from a library (dacite, cattrs, pydantic): it must keep the files
-the runs already wrote byte for byte (None left out but for `written` fields, unknown keys kept) and cost no
+the runs already wrote as they are (None left out but for `written` fields, unknown keys kept) and cost no
 dependency; it is the ``to_dict`` / ``from_dict`` pair the other records of the project have, made generic.
 """
 
@@ -85,7 +86,7 @@ _HINTS: dict[type, dict[str, Any]] = {}
 
 
 def _hints(cls: type) -> dict[str, Any]:
-    """The type of every field of ``cls`` but ``rest`` (resolved once per class)."""
+    """The type of every field of ``cls`` but its bookkeeping (`_OWN`), resolved once per class."""
     if cls not in _HINTS:
         hints = typing.get_type_hints(cls)
         _HINTS[cls] = {f.name: hints[f.name] for f in dataclasses.fields(cls) if f.name not in _OWN}
