@@ -26,8 +26,8 @@ from typing import Any
 
 from osint_gym.agents import OracleAgent, run_episode
 from osint_gym.env import OSINTEnv
-from osint_gym.serve.client import AsyncOSINTClient
-from osint_gym.serve.process import ServerProcess
+from osint_gym.integrations.serve.client import AsyncOSINTClient
+from osint_gym.integrations.serve.process import ServerProcess
 
 EPISODES = 64
 

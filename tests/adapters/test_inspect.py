@@ -1,4 +1,4 @@
-"""OSINT-v0 through Inspect AI (`osint_gym.inspect_task`) and its logs read back by osint-eval
+"""OSINT-v0 through Inspect AI (`osint_gym.integrations.inspect_task`) and its logs read back by osint-eval
 (`osint_eval.inspect_log`). Inspect is imported inside the tests: the default test env lacks it."""
 
 from __future__ import annotations
@@ -66,8 +66,8 @@ def scripted_model(script):
 def run_inspect(script, log_dir, model=None, **task_args):
     from inspect_ai import eval as inspect_eval
 
-    from osint_gym.inspect_task import osint_v0
-    from osint_gym.inspect_tools import SESSIONS
+    from osint_gym.integrations.inspect_task import osint_v0
+    from osint_gym.integrations.inspect_tools import SESSIONS
 
     model = model or scripted_model(script)
     (log,) = inspect_eval(osint_v0(**task_args), model=model, log_dir=str(log_dir), display="none")
@@ -173,8 +173,8 @@ def crashed_logs(tmp_path_factory):
     each crash."""
     from inspect_ai import eval as inspect_eval
 
-    from osint_gym.inspect_task import osint_v0
-    from osint_gym.inspect_tools import SESSIONS
+    from osint_gym.integrations.inspect_task import osint_v0
+    from osint_gym.integrations.inspect_tools import SESSIONS
 
     tasks = benchmark_tasks("v0:test", limit=4)
     live_at_crash = []
@@ -274,7 +274,7 @@ def test_nothing_before_the_answer_names_the_gold_answer_or_hidden_evidence(tmp_
                                           ({"split": "v1:test", "decoy_density": 0.3}, "fixes its world")])
 def test_bad_task_options_give_one_line_errors(args, needle):
     from osint_gym.errors import ConfigError
-    from osint_gym.inspect_task import osint_v0
+    from osint_gym.integrations.inspect_task import osint_v0
 
     with pytest.raises(ConfigError) as exc:
         osint_v0(**args)
@@ -295,7 +295,7 @@ def test_the_knobs_sample_tasks_on_a_knobbed_world_and_the_oracle_replays_them(t
     assert {s.metadata["split"] for s in log.samples} == {source} and len(scores) == len(oracle)
     for e in oracle:
         assert scores[e.task_id].metadata["reward"] == e.reward and scores[e.task_id].value == 1.0
-    from osint_gym.inspect_task import osint_v0
+    from osint_gym.integrations.inspect_task import osint_v0
 
     _, split_tasks, _ = knob_tasks("v2:test", hops=1, limit=3)
     samples = list(osint_v0(split="v2:test", hops=1, limit=3).dataset)
@@ -427,7 +427,7 @@ def test_malformed_logs_get_one_line_errors(oracle_run, crashed_logs, tmp_path, 
     from inspect_ai.scorer import includes
 
     from osint_eval.cli import main
-    from osint_gym.inspect_task import osint_v0
+    from osint_gym.integrations.inspect_task import osint_v0
 
     oracle_log, (_, crashed, _) = oracle_run[2], crashed_logs
     junk = tmp_path / "junk.eval"
@@ -457,3 +457,19 @@ def test_malformed_logs_get_one_line_errors(oracle_run, crashed_logs, tmp_path, 
     rc = main([*base, "--mode", "single_turn", "--candidate", f"inspect:{asks_other}", "--out", str(tmp_path / "st")])
     err = capsys.readouterr().err.strip()
     assert rc == 2 and "Inspect episodes are multi-turn" in err and "\n" not in err, err
+
+
+def test_the_entry_point_and_the_old_paths_load_the_new_modules():
+    """``inspect eval osint_gym/osint_v0`` finds the task through the ``inspect_ai`` entry point, which names
+    `osint_gym.integrations.inspect_task`; the paths before the move import as the same modules."""
+    from importlib.metadata import entry_points
+
+    import osint_gym.integrations.inspect_task as task
+
+    assert entry_points(group="inspect_ai")["osint_gym"].load() is task and callable(task.osint_v0)
+    code = ("import warnings\nimport osint_gym.integrations.inspect_task as a, osint_gym.integrations.inspect_tools"
+            " as b\nwith warnings.catch_warnings(record=True) as caught:\n    warnings.simplefilter('always')\n"
+            "    import osint_gym.inspect_task as old_a, osint_gym.inspect_tools as old_b\n"
+            "print(old_a is a and old_b is b, sum(w.category is FutureWarning for w in caught))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["True", "2"], out

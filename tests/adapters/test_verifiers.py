@@ -1,5 +1,5 @@
-"""The verifiers environment (`osint_gym.verifiers_env`): driven through verifiers' own rollout machinery by
-a scripted OpenAI-compatible server (oracle replay, wrong answers, attacks, random probes) and by `vf-eval`
+"""The verifiers environment (`osint_gym.integrations.verifiers_env`): driven through verifiers' own rollout
+machinery by a scripted OpenAI-compatible server (oracle replay, wrong answers, attacks, random probes) and by `vf-eval`
 against a real ``transformers serve`` of a tiny model; scores equal the env's, episode by episode."""
 
 from __future__ import annotations
@@ -83,7 +83,7 @@ def test_import_osint_gym_leaves_verifiers_unimported_and_lists_the_plugin():
     assert out.strip() == "['OSINTHarness', 'OSINTTaskset', 'OSINTVerifiersEnv']"
     import verifiers.v1 as vf
 
-    from osint_gym.verifiers_env import OSINTHarness, OSINTTaskset, OSINTVerifiersEnv
+    from osint_gym.integrations.verifiers_env import OSINTHarness, OSINTTaskset, OSINTVerifiersEnv
 
     assert vf.environment_class("osint-gym") is OSINTVerifiersEnv
     assert vf.default_harness_id("osint-gym") == "osint-gym"
@@ -265,3 +265,14 @@ def test_exploit_policies_score_no_more_through_the_adapter_than_in_process(atta
     for task, trace in zip(tasks, traces):
         assert trace.rewards["osint_reward"].score == in_process(task, act, max_steps=12), (attack, task.task_id)
         assert trace.metrics["correct"] == 0.0
+
+
+def test_the_old_path_is_this_module_with_a_future_warning():
+    """``osint_gym.verifiers_env`` (the path before the integrations moved) imports as the same module."""
+    code = ("import warnings\nimport osint_gym.integrations.verifiers_env as new\n"
+            "with warnings.catch_warnings(record=True) as caught:\n    warnings.simplefilter('always')\n"
+            "    import osint_gym.verifiers_env as old\n"
+            "print(old is new, [str(w.message) for w in caught if w.category is FutureWarning])\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    same, warned = out.split(" ", 1)
+    assert same == "True" and warned.count("osint_gym.integrations.verifiers_env") == 1, out

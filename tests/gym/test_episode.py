@@ -15,9 +15,9 @@ from osint_gym.agents import OracleAgent, run_episode, run_episodes
 from osint_gym.env import OSINTEnv
 from osint_gym.episode import EndReason, EpisodeRecord
 from osint_gym.errors import ConfigError, TaskError
+from osint_gym.integrations.trl_env import OSINTToolEnv
 from osint_gym.tasks import Budgets, Task, TaskSampler
 from osint_gym.tools import CONTROL_SCHEMAS, TOOLS
-from osint_gym.trl_env import OSINTToolEnv
 
 BAD = '{"tool": "get_profile", "args": {"handle_or_id": "nobody_here"}}'
 
@@ -261,7 +261,7 @@ def test_trl_adapter_tools_are_generated_from_the_tool_specs(world):
 
 def test_trl_adapter_reward_comes_from_the_env_record():
     from osint_gym.benchmark import benchmark_tasks
-    from osint_gym.trl_env import task_rows
+    from osint_gym.integrations.trl_env import task_rows
 
     row = task_rows(benchmark_tasks("v0:train", difficulty="easy", limit=1), split="v0:train")[0]
     tool_env = OSINTToolEnv()

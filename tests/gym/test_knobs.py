@@ -13,8 +13,8 @@ import pytest
 import osint_gym  # noqa: F401  (registers the ids)
 from osint_gym.env import OSINTEnv
 from osint_gym.errors import ConfigError
+from osint_gym.integrations.serve.protocol import ServeSettings, SessionManager
 from osint_gym.knobs import KNOBS, check_knobs, knob_tasks
-from osint_gym.serve.protocol import ServeSettings, SessionManager
 from osint_gym.tasks import TaskSampler
 from osint_gym.world import WorldConfig
 

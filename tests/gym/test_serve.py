@@ -14,11 +14,11 @@ import pytest
 
 from osint_gym.agents import OracleAgent, run_episode
 from osint_gym.env import OSINTEnv
-from osint_gym.serve.client import AsyncOSINTClient, OSINTClient, RemoteError, ServerUnavailable
-from osint_gym.serve.process import ServerProcess
-from osint_gym.serve.remote import RemoteToolEnv
+from osint_gym.integrations.serve.client import AsyncOSINTClient, OSINTClient, RemoteError, ServerUnavailable
+from osint_gym.integrations.serve.process import ServerProcess
+from osint_gym.integrations.serve.remote import RemoteToolEnv
+from osint_gym.integrations.trl_env import OSINTToolEnv, task_rows
 from osint_gym.tasks import names_entity
-from osint_gym.trl_env import OSINTToolEnv, task_rows
 from tests.gym.test_leakage import _outside_results, _random_action, _secrets
 
 TOKEN = "s3cret-token-for-tests"
@@ -62,7 +62,7 @@ def _oracle_actions(task_index, observation_format="json"):
 def test_endpoints_describe_the_env(server):
     health = server.health()
     assert health["status"] == "healthy" and health["max_sessions"] == 6 and health["internal_errors"] == 0
-    from osint_gym.serve.process import get_json
+    from osint_gym.integrations.serve.process import get_json
 
     meta = get_json(server.url + "/metadata")
     assert meta["name"] == "OSINT-v0" and meta["benchmark"] == "v0:test" and meta["limits"]["max_sessions"] == 6
@@ -347,7 +347,7 @@ def test_protocol_sessions_on_a_world_config_and_settings_checks():
     from pathlib import Path
 
     from osint_gym.errors import ConfigError
-    from osint_gym.serve.protocol import ServeSettings, SessionManager
+    from osint_gym.integrations.serve.protocol import ServeSettings, SessionManager
     from osint_gym.world import WorldConfig
 
     cfg = WorldConfig.from_toml(

@@ -227,7 +227,7 @@ def _one_trl_tool_step(tmp_path, tiny_path, factory):
     from trl.chat_template_utils import qwen2_5_chat_template
 
     from osint_gym.benchmark import benchmark_tasks
-    from osint_gym.trl_env import task_rows
+    from osint_gym.integrations.trl_env import task_rows
 
     tok = AutoTokenizer.from_pretrained(tiny_path, padding_side="left")
     tok.chat_template = qwen2_5_chat_template  # a template TRL's tool loop recognises (Qwen family)
@@ -257,7 +257,7 @@ def _one_trl_tool_step(tmp_path, tiny_path, factory):
 
 @pytest.mark.slow
 def test_environment_factory_adapter_runs_one_trl_step(tmp_path, tiny_path):
-    from osint_gym.trl_env import OSINTToolEnv
+    from osint_gym.integrations.trl_env import OSINTToolEnv
 
     trainer = _one_trl_tool_step(tmp_path, tiny_path, OSINTToolEnv)
     assert any("rewards/OSINTToolEnv/mean" in entry for entry in trainer.state.log_history)
@@ -272,8 +272,8 @@ def test_environment_factory_adapter_runs_one_trl_step(tmp_path, tiny_path):
 @pytest.mark.slow
 def test_trl_trains_against_an_osint_v0_server(tmp_path, tiny_path):
     """TRL's tool loop with every rollout's episode on a real `osint-gym serve` process."""
-    from osint_gym.serve.process import ServerProcess
-    from osint_gym.serve.remote import RemoteToolEnv
+    from osint_gym.integrations.serve.process import ServerProcess
+    from osint_gym.integrations.serve.remote import RemoteToolEnv
 
     with ServerProcess(["--benchmark", "v0:train"]) as server:
         trainer = _one_trl_tool_step(tmp_path, tiny_path, lambda: RemoteToolEnv(server.url))
@@ -286,7 +286,7 @@ def test_trl_trains_against_an_osint_v0_server(tmp_path, tiny_path):
 
 def test_adapter_forwards_tool_calls_and_scores_like_the_env():
     from osint_gym.benchmark import benchmark_tasks
-    from osint_gym.trl_env import OSINTToolEnv, task_rows
+    from osint_gym.integrations.trl_env import OSINTToolEnv, task_rows
 
     row = task_rows(
         benchmark_tasks("v0:train", difficulty="easy", family="identity_resolution", limit=1), split="v0:train"

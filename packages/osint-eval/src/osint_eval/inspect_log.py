@@ -1,6 +1,6 @@
 """Inspect AI logs of ``osint_gym/osint_v0`` as osint-eval episodes: ``--candidate inspect:<log>``.
 
-osint-gym's Inspect task (`osint_gym.inspect_task`) scores every sample from the env's episode record
+osint-gym's Inspect task (`osint_gym.integrations.inspect_task`) scores every sample from the env's episode record
 and keeps the whole record in the score's metadata (``metadata["episode"]``). This module reads a log
 with Inspect's own reader (``inspect_ai.log.read_eval_log``, imported on first use) and turns each
 record into the `EpisodeResult` osint-eval's multi-turn runner makes of the same record

@@ -67,8 +67,8 @@ def _serve_parser(sub: Any) -> None:
 
 
 def _serve(args: argparse.Namespace) -> int:
-    from osint_gym.serve.app import serve
-    from osint_gym.serve.protocol import ServeSettings
+    from osint_gym.integrations.serve.app import serve
+    from osint_gym.integrations.serve.protocol import ServeSettings
     from osint_gym.world import WorldConfig
 
     if not 0 < args.port < 65536:

@@ -1,4 +1,4 @@
-"""The OSINT-v0 server: FastAPI + uvicorn speaking OpenEnv's protocol (`osint_gym.serve.protocol`).
+"""The OSINT-v0 server: FastAPI + uvicorn speaking OpenEnv's protocol (`osint_gym.integrations.serve.protocol`).
 
 Endpoints: ``GET /health`` (status, sessions, internal errors), ``GET /metadata``, ``GET /schema``
 (action, observation and state JSON schemas) and the ``/ws`` WebSocket, one session per connection.
@@ -23,8 +23,8 @@ from typing import Any
 
 from osint_gym.__about__ import __version__
 from osint_gym.errors import ConfigError
-from osint_gym.serve import protocol
-from osint_gym.serve.protocol import ServeSettings, SessionManager
+from osint_gym.integrations.serve import protocol
+from osint_gym.integrations.serve.protocol import ServeSettings, SessionManager
 
 
 def _need(module: str) -> Any:

@@ -12,7 +12,7 @@ Example (a Qwen-family instruct model, whose chat template TRL recognises)::
     from datasets import Dataset
     from trl import GRPOConfig, GRPOTrainer
     from osint_gym.benchmark import benchmark_tasks
-    from osint_gym.trl_env import OSINTToolEnv, task_rows
+    from osint_gym.integrations.trl_env import OSINTToolEnv, task_rows
 
     rows = task_rows(benchmark_tasks("v0:train", difficulty="easy", limit=512), split="v0:train")
     trainer = GRPOTrainer(

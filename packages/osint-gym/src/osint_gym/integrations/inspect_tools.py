@@ -13,7 +13,7 @@ observation; a turn without tool calls is sent to the env as a text action (the 
 syntax; anything else is the env's parse failure). An observation that no executed tool carried back (a
 text turn, or calls Inspect rejected before running them) goes back as the next user message, so the
 model sees every observation once. The agent stops when the env ends the episode (an answer or the step
-budget); the scorer (`osint_gym.inspect_task`) reads the env's episode record.
+budget); the scorer (`osint_gym.integrations.inspect_task`) reads the env's episode record.
 
 This module imports inspect_ai (``pip install 'osint-gym[inspect]'``).
 """
@@ -182,7 +182,7 @@ def _turns(session: EpisodeSession) -> Any:
 
 @solver
 def osint_agent(make_env: Any) -> Solver:
-    """react() over one sample's env; ``make_env(state)`` builds that env (`osint_gym.inspect_task`)."""
+    """react() over one sample's env; ``make_env(state)`` builds that env (`osint_gym.integrations.inspect_task`)."""
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         session = EpisodeSession(make_env(state))

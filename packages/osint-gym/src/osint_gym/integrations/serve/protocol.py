@@ -1,6 +1,6 @@
 """What OSINT-v0's network frames mean: OpenEnv's WebSocket protocol over one env per session.
 
-Pure Python, no web framework: the server (`osint_gym.serve.app`) only moves frames; this module
+Pure Python, no web framework: the server (`osint_gym.integrations.serve.app`) only moves frames; this module
 decides what each one means, so tests can drive it directly as well as over the wire.
 
 Client frames (JSON text, as OpenEnv's ``EnvClient`` sends them)::

@@ -4,7 +4,7 @@ Registered through Inspect's package entry point (``[project.entry-points.inspec
 pyproject), so Inspect finds ``osint_gym/osint_v0`` once ``osint-gym[inspect]`` is installed. One
 `Sample` per benchmark task (the task id, the question as input, the gold answer ids as target, family
 and difficulty as metadata); the solver is Inspect's ``react()`` over the env's own tools with the env's
-``answer`` as its submit tool (`osint_gym.inspect_tools`); the scorer reads the env's episode record:
+``answer`` as its submit tool (`osint_gym.integrations.inspect_tools`); the scorer reads the env's episode record:
 success is the score's value, and the reward, its breakdown, the critical steps, the evidence F1, the
 counts and the whole record (``metadata["episode"]``, `EpisodeRecord.to_dict`) are its metadata, which
 osint-eval reads back (``osint-eval compare ... --candidate inspect:<log>``). Nothing is re-scored
@@ -42,7 +42,7 @@ from inspect_ai.solver import Solver, TaskState
 from osint_gym.env import OSINTEnv
 from osint_gym.episode import EpisodeRecord
 from osint_gym.errors import ConfigError
-from osint_gym.inspect_tools import SESSIONS, close_session, osint_agent
+from osint_gym.integrations.inspect_tools import SESSIONS, close_session, osint_agent
 from osint_gym.knobs import knob_tasks
 from osint_gym.tasks import DEFAULT_BUDGETS
 from osint_gym.tasks import Task as OSINTTask

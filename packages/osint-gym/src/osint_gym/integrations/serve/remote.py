@@ -6,7 +6,7 @@
     GRPOTrainer(..., environment_factory=lambda: RemoteToolEnv("http://127.0.0.1:8000"))
 
 Both are one server session each and return what the in-process env returns (the server's
-observation budget sets the observation space). `RemoteToolEnv` is `osint_gym.trl_env.OSINTToolEnv`
+observation budget sets the observation space). `RemoteToolEnv` is `osint_gym.integrations.trl_env.OSINTToolEnv`
 with its steps, reset and reward taken over the wire: the same generated tool methods.
 """
 
@@ -19,13 +19,13 @@ import gymnasium as gym
 
 from osint_gym.actions import MAX_ACTION_CHARS
 from osint_gym.errors import ConfigError
-from osint_gym.serve.client import OSINTClient, StepTuple
+from osint_gym.integrations.serve.client import OSINTClient, StepTuple
+from osint_gym.integrations.trl_env import OSINTToolEnv
 from osint_gym.spaces import text_space
-from osint_gym.trl_env import OSINTToolEnv
 
 
 class RemoteOSINTEnv(gym.Env[str, str]):
-    """``gym.Env`` whose episodes run on an OSINT-v0 server (`osint_gym.serve`)."""
+    """``gym.Env`` whose episodes run on an OSINT-v0 server (`osint_gym.integrations.serve`)."""
 
     metadata = {"render_modes": ["ansi"], "render_fps": 4}
 
