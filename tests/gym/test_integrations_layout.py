@@ -11,7 +11,6 @@ import re
 import subprocess
 import sys
 import warnings
-from importlib.metadata import entry_points
 from pathlib import Path
 
 import gymnasium as gym
@@ -143,9 +142,9 @@ def test_the_top_level_keeps_no_shim_of_a_moved_module():
 def test_the_inspect_entry_point_names_the_new_module():
     pyproject = tomllib.loads((ROOT / "packages" / "osint-gym" / "pyproject.toml").read_text(encoding="utf-8"))
     assert pyproject["project"]["entry-points"]["inspect_ai"] == {"osint_gym": "osint_gym.integrations.inspect_task"}
-    installed = {ep.name: ep.value for ep in entry_points(group="inspect_ai")}
-    assert installed.get("osint_gym") == "osint_gym.integrations.inspect_task"  # the env's metadata is current
-    assert importlib.util.find_spec(installed["osint_gym"]) is not None  # found without importing inspect_ai
+    # found without importing inspect_ai; the installed metadata (an environment installed before the move keeps the
+    # old one until it is reinstalled) is checked where Inspect is installed: tests/adapters/test_inspect.py
+    assert importlib.util.find_spec(pyproject["project"]["entry-points"]["inspect_ai"]["osint_gym"]) is not None
 
 
 def test_the_remote_env_id_resolves_to_the_new_module():
