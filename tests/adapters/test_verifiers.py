@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import osint_gym
 from osint_gym.benchmark import benchmark_tasks, benchmark_world
 from osint_gym.env import OSINTEnv
 from osint_gym.tasks import names_entity
@@ -276,3 +277,6 @@ def test_the_old_path_is_this_module_with_a_future_warning():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     same, warned = out.split(" ", 1)
     assert same == "True" and warned.count("osint_gym.integrations.verifiers_env") == 1, out
+    from osint_gym.integrations import verifiers_env
+
+    assert osint_gym.load_environment is verifiers_env.load_environment  # the package's lazy export, from the new path

@@ -17,7 +17,6 @@ import gymnasium as gym
 import pytest
 import tomllib
 
-import osint_gym
 from osint_gym._moved import MOVED, new_name
 from osint_gym.registration import REMOTE_ENV_ID
 
@@ -25,19 +24,23 @@ ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "packages" / "osint-gym" / "src" / "osint_gym"
 HEAVY = ("inspect_ai", "verifiers", "trl", "fastapi", "uvicorn", "websockets", "openai", "torch")
 
-# every old path users may have in code or configs -> its new path, and what it needs installed
-OLD_PATHS = {
-    "osint_gym.trl_env": ("osint_gym.integrations.trl_env", None),
-    "osint_gym.serve": ("osint_gym.integrations.serve", None),
-    "osint_gym.serve.protocol": ("osint_gym.integrations.serve.protocol", None),
-    "osint_gym.serve.process": ("osint_gym.integrations.serve.process", None),
-    "osint_gym.serve.client": ("osint_gym.integrations.serve.client", "websockets"),
-    "osint_gym.serve.remote": ("osint_gym.integrations.serve.remote", "websockets"),
-    "osint_gym.serve.app": ("osint_gym.integrations.serve.app", "fastapi"),
-    "osint_gym.inspect_tools": ("osint_gym.integrations.inspect_tools", "inspect_ai"),
-    "osint_gym.inspect_task": ("osint_gym.integrations.inspect_task", "inspect_ai"),
-    "osint_gym.verifiers_env": ("osint_gym.integrations.verifiers_env", "verifiers"),
+# every old path users may have in code or configs -> its new path: imported here (the test env has the serve
+# extra), and those of the Inspect and verifiers adapters, imported where they are installed (tests/adapters)
+HERE = {
+    "osint_gym.trl_env": "osint_gym.integrations.trl_env",
+    "osint_gym.serve": "osint_gym.integrations.serve",
+    "osint_gym.serve.protocol": "osint_gym.integrations.serve.protocol",
+    "osint_gym.serve.process": "osint_gym.integrations.serve.process",
+    "osint_gym.serve.client": "osint_gym.integrations.serve.client",
+    "osint_gym.serve.remote": "osint_gym.integrations.serve.remote",
+    "osint_gym.serve.app": "osint_gym.integrations.serve.app",
 }
+IN_ADAPTER_ENVS = {
+    "osint_gym.inspect_tools": "osint_gym.integrations.inspect_tools",
+    "osint_gym.inspect_task": "osint_gym.integrations.inspect_task",
+    "osint_gym.verifiers_env": "osint_gym.integrations.verifiers_env",
+}
+OLD_PATHS = {**HERE, **IN_ADAPTER_ENVS}
 
 # imports each old path in a fresh interpreter (an old name warns once per process): whether it is the new
 # module, and the FutureWarnings that its own import raised
@@ -68,31 +71,23 @@ def _run(code: str, *args: str) -> str:
     return done.stdout
 
 
-def _installed(old: str) -> bool:
-    needs = OLD_PATHS[old][1]
-    return needs is None or importlib.util.find_spec(needs) is not None
-
-
 @pytest.fixture(scope="module")
 def probed() -> dict[str, dict]:
-    """Every old path whose framework is installed, each imported in order (osint_gym.serve before its
-    submodules, so each submodule's own import warns only for itself)."""
-    pairs = [(old, new) for old, (new, _) in OLD_PATHS.items() if _installed(old)]
-    return json.loads(_run(_PROBE, json.dumps(pairs)))
+    """Every old path of this env, each imported in order (osint_gym.serve before its submodules, so each
+    submodule's own import warns only for itself)."""
+    return json.loads(_run(_PROBE, json.dumps(list(HERE.items()))))
 
 
 def test_the_old_paths_are_all_known_to_the_alias_finder():
-    assert {old: new_name(old) for old in OLD_PATHS} == {old: new for old, (new, _) in OLD_PATHS.items()}
+    assert {old: new_name(old) for old in OLD_PATHS} == OLD_PATHS
     assert set(MOVED) == {"osint_gym.trl_env", "osint_gym.serve", "osint_gym.inspect_task",
                           "osint_gym.inspect_tools", "osint_gym.verifiers_env"}
     assert new_name("osint_gym.env") is None and new_name("osint_gym.server") is None
 
 
-@pytest.mark.parametrize("old", list(OLD_PATHS))
+@pytest.mark.parametrize("old", list(HERE))
 def test_an_old_path_is_the_new_module_and_warns_once(old, probed):
-    if not _installed(old):
-        pytest.skip(f"{OLD_PATHS[old][1]} is not installed")
-    new = OLD_PATHS[old][0]
+    new = HERE[old]
     got = probed[old]
     assert got["same"] and got["name"] == got["spec"] == new
     assert len(got["warnings"]) == 1 and new in got["warnings"][0] and old in got["warnings"][0]
@@ -148,19 +143,11 @@ def test_the_inspect_entry_point_names_the_new_module():
 
 
 def test_the_remote_env_id_resolves_to_the_new_module():
-    pytest.importorskip("websockets")
     entry_point = gym.spec(REMOTE_ENV_ID).entry_point
     assert entry_point == "osint_gym.integrations.serve.remote:RemoteOSINTEnv"
     creator = gym.envs.registration.load_env_creator(entry_point)
     remote = importlib.import_module("osint_gym.integrations.serve.remote")
     assert creator is remote.RemoteOSINTEnv and creator.__module__ == "osint_gym.integrations.serve.remote"
-
-
-def test_the_verifiers_exports_load_from_the_new_module():
-    pytest.importorskip("verifiers")
-    from osint_gym.integrations import verifiers_env
-
-    assert osint_gym.load_environment is verifiers_env.load_environment
 
 
 _OLD_IMPORT = re.compile(r"^\s*(from|import)\s+osint_gym\.(serve|trl_env|inspect_task|inspect_tools|verifiers_env)\b"
