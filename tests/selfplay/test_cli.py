@@ -50,7 +50,7 @@ def test_an_error_in_the_first_phase_does_not_block_the_next_run(tmp_path, tiny_
             SelfPlayRun(load_config(None, overrides)).run()
     assert not (tmp_path / "run" / "run.json").exists()
     summary = SelfPlayRun(load_config(None, overrides)).run()  # not refused: "already holds a run"
-    assert summary.evaluation is not None and summary.evaluation["n_tasks"] == 12
+    assert summary.evaluation is not None and summary.evaluation.n_tasks == 12
 
 
 def test_overwrite_replaces_an_earlier_run_only_when_asked(tmp_path, tiny_path, capsys):

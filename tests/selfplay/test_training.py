@@ -91,7 +91,7 @@ def test_generator_and_answerer_phases_change_parameters(tmp_path, warm_model, m
         assert diff > 0
         assert "base_model: tiny:64x2" in (folder / "final_model" / "README.md").read_text()
     assert sum(gen_reward.reasons.values()) == 2 * 8  # every proposal was validated
-    assert torch.isfinite(torch.tensor(am["reward_last"]))
+    assert am.reward_last is not None and torch.isfinite(torch.tensor(am.reward_last))
 
 
 RUN_MATRIX = [("generator_answerer", "dual"), ("generator_answerer", "shared"),
