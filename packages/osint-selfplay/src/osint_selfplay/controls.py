@@ -41,6 +41,7 @@ from osint_selfplay.results import (
     PhaseResult,
     SFTResult,
     TaskMix,
+    TrainingResult,
 )
 from osint_selfplay.state import ControlResults, Models, RoundSummary, RunSummary
 from osint_selfplay.worlds import WorldPool
@@ -82,7 +83,8 @@ def budget_steps(rounds: list[RoundSummary], warm: SFTResult) -> tuple[int, floa
     steps, seconds = 0.0, 0.0
     for rnd in rounds:
         for phase in rnd.phases():
-            curve = getattr(phase, "curve_seconds", None) or 0.0  # a training phase's dev curve: not its compute
+            # a training phase's dev curve is not its compute
+            curve = (phase.curve_seconds or 0.0) if isinstance(phase, TrainingResult) else 0.0
             wall = float(phase.wall_seconds or 0.0) - float(curve)
             seconds += wall
             trained, trained_seconds = phase.sft_compute()

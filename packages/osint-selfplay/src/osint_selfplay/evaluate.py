@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Protocol, TypeVar
+from typing import Any, Protocol
 
 from osint_eval.evaluate import evaluate, extend
 from osint_eval.metrics import compare, summarize
@@ -42,7 +42,6 @@ class EvaluatedRun(Protocol):
     summary: RunSummary
 
 
-S = TypeVar("S", bound=SplitFigures)
 HEADLINE = ("success", "reward", "tool_calls", "critical_steps")  # the run summary's per-model figures
 DRY_RUN_EVAL_TASKS = 16  # a dry run is a smoke test: it evaluates at most this many tasks, and says so
 
@@ -240,13 +239,11 @@ def evaluate_controls(run: EvaluatedRun, controls: dict[str, str]) -> Evaluation
     return _write(run, reports, paths, pairs, before.single_turn_reference)
 
 
-def _split_figures(split: Any, pairs: list[tuple[str, str]], seed: int,
-                   into: type[S] = SplitFigures,  # type: ignore[assignment]
-                   **more: Any) -> S:
-    """One split's figures for the run summary from its report ``split``, as an ``into`` with ``more`` of its
-    fields: every model's headline and success by difficulty, the paired comparisons, the strongest scripted
-    baseline and the easy + medium subset."""
-    return into(
+def _split_figures(split: Any, pairs: list[tuple[str, str]], seed: int, **more: Any) -> SplitFigures:
+    """One split's figures for the run summary from its report ``split`` (with ``more`` of its fields): every
+    model's headline and success by difficulty, the paired comparisons, the strongest scripted baseline and the
+    easy + medium subset."""
+    return SplitFigures(
         tasks=split.tasks.source,
         n_tasks=split.tasks.n,
         headline={name: Headline(**{k: getattr(m.overall, k) for k in HEADLINE}) for name, m in split.models.items()},
@@ -278,8 +275,8 @@ def _write(run: EvaluatedRun, reports: dict[str, Any], paths: dict[str, str], pa
     sampled = [rnd.sampled for rnd in run.summary.rounds]
     hard = subset_figures(pooled, pairs, ("hard",), cfg.seed)
     hard.splits = list(reports)
-    result = _split_figures(
-        main, pairs, cfg.seed, EvaluationResult,
+    result = _split_figures(main, pairs, cfg.seed).extended(
+        EvaluationResult,
         dry_run=cfg.dry_run,
         mode=cfg.answerer.mode,
         context_mode=cfg.answerer.context_mode,

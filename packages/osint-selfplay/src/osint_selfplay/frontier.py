@@ -15,7 +15,7 @@ from __future__ import annotations
 import random
 from collections import Counter
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any
 
 from osint_gym.proposals import Offer, Proposal, SampledBatch, format_proposal, sample_tasks, validate_sampled
 from osint_gym.tasks import Task
@@ -24,19 +24,16 @@ from osint_selfplay.curriculum import FrontierCurriculum, task_hops
 from osint_selfplay.results import ArmFigures, GeneratorResult, GRPOResult, SampleResult
 from osint_selfplay.rewards import FRONTIER_BAND, GeneratorReward, in_band
 
-A = TypeVar("A", bound=ArmFigures)
 RateTasks = Callable[[list[tuple[World, Task]]], list[Task]]  # each task with its solve rate (`SolverSampler.rate`)
 Generate = Callable[[list[list[dict[str, str]]]], list[str]]
 
 
-def arm_figures(tasks: list[Task], proposals: int,
-                into: type[A] = ArmFigures,  # type: ignore[assignment]
-                **more: Any) -> A:
-    """One arm's figures (as an ``into``, with ``more`` of its fields): valid proposals, frontier share
-    (`FRONTIER_BAND`), mean solve rate and hops."""
+def arm_figures(tasks: list[Task], proposals: int, **more: Any) -> ArmFigures:
+    """One arm's figures (with ``more`` of its fields: the validator's reasons, the curriculum's bins): valid
+    proposals, frontier share (`FRONTIER_BAND`), mean solve rate and hops."""
     rates = [float(t.provenance["solve_rate"]) for t in tasks]
     in_frontier = sum(map(in_band, rates))
-    return into(
+    return ArmFigures(
         proposals=proposals,
         valid=len(tasks),
         valid_rate=len(tasks) / max(1, proposals),
@@ -81,7 +78,8 @@ def sample_round(worlds: list[World], offers: list[Offer], generate: Generate, r
         batches.append(curriculum_batch(worlds, offers, curriculum, f"{seed}:curriculum:{round_index}", max_hops,
                                         f"cur-r{round_index}-"))
     rated = with_rates(batches, worlds_of, rate)
-    figures = arm_figures(rated[0], len(offers), SampleResult, band=list(FRONTIER_BAND), reasons=learned.reasons)
+    learned_arm = arm_figures(rated[0], len(offers), reasons=learned.reasons)
+    figures = learned_arm.extended(SampleResult, band=list(FRONTIER_BAND))
     files: dict[str, list[Any]] = {"proposals.jsonl": learned.records, "tasks.jsonl": [t.to_dict() for t in rated[0]]}
     if curriculum is not None:
         figures.curriculum = arm_figures(rated[1], len(offers), reasons=batches[1].reasons, bins=curriculum.to_dict())

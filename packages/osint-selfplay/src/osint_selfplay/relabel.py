@@ -40,12 +40,11 @@ from osint_selfplay.artifacts import read_jsonl
 from osint_selfplay.config import RunConfig
 from osint_selfplay.data import rename_words, template_row
 from osint_selfplay.errors import SelfPlayError
-from osint_selfplay.results import RelabelCounts, RelabelResult, SFTResult
+from osint_selfplay.results import RelabelCounts, RelabelResult, SFTResult, figure_names
 from osint_selfplay.sft import FRESH_WARMUP_STEPS
 from osint_selfplay.worlds import WorldPool
 
-COUNTS = ("episodes", "solved", "failed", "states", "ended", "incorrect", "followed", "after_error", "unseen_ids",
-          "duplicates", "kept")
+COUNTS = figure_names(RelabelCounts)
 
 
 Rows = list[dict[str, Any]]

@@ -25,6 +25,7 @@ from osint_selfplay.results import (
     SubsetFigures,
     TaskCounts,
     TaskMix,
+    WarmStartResult,
 )
 from osint_selfplay.state import RoundSummary, RunSummary
 
@@ -295,7 +296,7 @@ def format_summary(summary: RunSummary | dict[str, Any]) -> str:
 def _sft_line(label: str, m: SFTResult) -> str:
     if m.dry_run:
         return f"{label}: dry run (no training)"
-    counts = getattr(m, "demonstration_counts", None)  # the warm start's (`WarmStartResult`)
+    counts = m.demonstration_counts if isinstance(m, WarmStartResult) else None
     demos = f"{m.examples} demonstrations" + (
         f" ({counts.kept} investigator episodes of {counts.episodes} oracle runs: "
         f"{counts.incorrect} incorrect and {counts.unseen_ids} using unseen ids dropped"

@@ -35,10 +35,6 @@ def written(default: Any = None) -> Any:
     return field(default=default, metadata={"written": True})
 
 
-def _items(default: Any) -> Any:
-    return field(default_factory=lambda: type(default)(default))
-
-
 @dataclass(kw_only=True)
 class Record:
     """A result with its file form: ``to_dict`` / ``from_dict``."""
@@ -82,14 +78,19 @@ def _default(f: dataclasses.Field[Any]) -> Any:
     return f.default_factory() if f.default_factory is not dataclasses.MISSING else f.default
 
 
+def figure_names(cls: type[Record]) -> tuple[str, ...]:
+    """The fields of a record class but its bookkeeping (`_OWN`): the figures it holds."""
+    return tuple(f.name for f in dataclasses.fields(cls) if f.name not in _OWN)
+
+
 _HINTS: dict[type, dict[str, Any]] = {}
 
 
-def _hints(cls: type) -> dict[str, Any]:
-    """The type of every field of ``cls`` but its bookkeeping (`_OWN`), resolved once per class."""
+def _hints(cls: type[Record]) -> dict[str, Any]:
+    """The type of every figure of ``cls`` (`figure_names`), resolved once per class."""
     if cls not in _HINTS:
         hints = typing.get_type_hints(cls)
-        _HINTS[cls] = {f.name: hints[f.name] for f in dataclasses.fields(cls) if f.name not in _OWN}
+        _HINTS[cls] = {name: hints[name] for name in figure_names(cls)}
     return _HINTS[cls]
 
 
@@ -176,12 +177,12 @@ class GeneratorStep(Record):
     their hops (a line of the phase's ``steps.jsonl``)."""
 
     step: int = 0
-    rewards: list[float] = _items([])
-    solve_rates: list[float] = _items([])
+    rewards: list[float] = field(default_factory=list)
+    solve_rates: list[float] = field(default_factory=list)
     valid: int = 0
     proposals: int = 0
     frontier_share: float | None = written()
-    hops: list[int] = _items([])
+    hops: list[int] = field(default_factory=list)
 
 
 @dataclass(kw_only=True)
@@ -195,7 +196,7 @@ class DynamicSampling(Record):
     unreplaced: int = 0
     mean_rate_candidates: float | None = written()
     mean_rate_kept: float | None = written()
-    kept_difficulties: dict[str, int] = _items({})
+    kept_difficulties: dict[str, int] = field(default_factory=dict)
     seconds: float = 0.0
 
 
@@ -210,12 +211,12 @@ class TaskMix(Record):
     wanted_generated: int = 0
     valid_generated: int = 0
     outside_frontier: int = 0
-    frontier: list[float] = _items([])
+    frontier: list[float] = field(default_factory=list)
     rows: int = 0
     unsolvable_under_budget: int = 0
     dynamic_sampling: DynamicSampling | None = written()
     mean_hops: float | None = written()
-    hops: dict[str, int] = _items({})
+    hops: dict[str, int] = field(default_factory=dict)
     generated_mean_hops: float | None = written()
 
 
@@ -297,7 +298,7 @@ class ArmFigures(Record):
     frontier_share: float | None = written()
     mean_solve_rate: float | None = written()
     mean_hops: float | None = written()
-    hops: dict[str, int] = _items({})
+    hops: dict[str, int] = field(default_factory=dict)
     reasons: dict[str, int] | None = None
     bins: dict[str, Any] | None = None
 
@@ -324,7 +325,7 @@ class DevPoint(PhaseResult):
     solved: int = 0
     n: int = 0
     seconds: float = 0.0
-    by_difficulty: dict[str, Count] = _items({})
+    by_difficulty: dict[str, Count] = field(default_factory=dict)
 
 
 @dataclass(kw_only=True)
@@ -479,10 +480,10 @@ class SubsetFigures(Record):
     """Success of every model and the paired deltas on the tasks of some difficulties (`evaluate.subset_figures`):
     the first split's easy + medium tasks, or the hard tasks of every split (``splits``)."""
 
-    difficulties: list[str] = _items([])
+    difficulties: list[str] = field(default_factory=list)
     n_tasks: int = 0
-    success: dict[str, Estimate] = _items({})
-    comparisons: dict[str, PairedBlock] = _items({})
+    success: dict[str, Estimate] = field(default_factory=dict)
+    comparisons: dict[str, PairedBlock] = field(default_factory=dict)
     splits: list[str] | None = None
 
 
@@ -503,10 +504,10 @@ class SplitFigures(Record):
 
     tasks: str = ""
     n_tasks: int = 0
-    headline: dict[str, Headline] = _items({})
-    by_difficulty: dict[str, dict[str, Estimate]] = _items({})
+    headline: dict[str, Headline] = field(default_factory=dict)
+    by_difficulty: dict[str, dict[str, Estimate]] = field(default_factory=dict)
     easy_medium: SubsetFigures | None = None
-    comparisons: dict[str, PairedBlock] = _items({})
+    comparisons: dict[str, PairedBlock] = field(default_factory=dict)
     strongest_baseline: Baseline | None = written()
     report: str | None = None
 
@@ -527,11 +528,12 @@ class EvaluationResult(SplitFigures, PhaseResult):
 
     mode: str = ""
     context_mode: str | None = written()
-    models: dict[str, str] = _items({})
-    splits: dict[str, SplitFigures] = _items({})
+    models: dict[str, str] = field(default_factory=dict)
+    splits: dict[str, SplitFigures] = field(default_factory=dict)
     hard: SubsetFigures | None = None
-    generator_valid_rate: list[float | None] = _items([])
-    answerer_solve_rate_on_generated: list[float | None] = _items([])
-    zero_variance_groups: dict[str, ZeroVariance] = _items({})
+    generator_valid_rate: list[float | None] = field(default_factory=list)
+    answerer_solve_rate_on_generated: list[float | None] = field(default_factory=list)
+    zero_variance_groups: dict[str, ZeroVariance] = field(default_factory=dict)
     single_turn_reference: SingleTurnReference | None = written()
-    curves: list[dict[str, Any]] = _items([])  # osint-eval `Curve`s in their file form (their steps stay integers)
+    # osint-eval `Curve`s in their file form (their steps stay integers)
+    curves: list[dict[str, Any]] = field(default_factory=list)
