@@ -266,7 +266,8 @@ class SelfPlayRun:
                 solver.close()
             for name, rows_ in files.items():
                 atomic_write_jsonl(out / name, rows_)
-            figures.solve_rate_samples, figures.frozen_answerer = cfg.generator.solver_samples, frozen
+            figures = dataclasses.replace(figures, solve_rate_samples=cfg.generator.solver_samples,
+                                          frozen_answerer=frozen)
             atomic_write_json(out / "validation.json", figures.to_dict())
             return figures
 

@@ -268,17 +268,23 @@ def _run_packed_sft(model_path: str, rows: list[dict[str, Any]], cfg: RunConfig,
     def measure(step: int, m: Any) -> None:
         points.append(probe.measure(m, tokenizer, label, step))
 
-    metrics, logs = sft.train_packed(model, packed, settings, pad_id=tokenizer.pad_token_id, device=device, desc=label,
-                              branch_path=out / DECAY_START if saving else None, start=start, extra=extra_packed,
-                              every=probe.every if probing else 0, on_step=measure if probing else None)
-    if start is not None:
-        metrics.branched_at = StepMark(step=start["step"], seconds=start["seconds"], next_row=start["next_row"])
-    metrics.examples, metrics.packed_rows, metrics.dropped_too_long = len(rows), len(packed), packed.dropped_too_long
-    metrics.trained_tokens_per_epoch, metrics.tokenize_seconds = packed.trained_tokens, tokenize_seconds
-    if extra_packed is not None:
-        metrics.extra = ExtraRows(conversations=extra_packed.conversations, packed_rows=len(extra_packed),
-                                  dropped_too_long=extra_packed.dropped_too_long, rows_per_step=settings.extra_rows,
-                                  trained_tokens=extra_packed.trained_tokens)
+    trained, logs = sft.train_packed(model, packed, settings, pad_id=tokenizer.pad_token_id, device=device, desc=label,
+                                     branch_path=out / DECAY_START if saving else None, start=start,
+                                     extra=extra_packed, every=probe.every if probing else 0,
+                                     on_step=measure if probing else None)
+    metrics = dataclasses.replace(
+        trained,
+        examples=len(rows),
+        packed_rows=len(packed),
+        dropped_too_long=packed.dropped_too_long,
+        trained_tokens_per_epoch=packed.trained_tokens,
+        tokenize_seconds=tokenize_seconds,
+        branched_at=StepMark(step=start["step"], seconds=start["seconds"], next_row=start["next_row"])
+        if start is not None else None,
+        extra=ExtraRows(conversations=extra_packed.conversations, packed_rows=len(extra_packed),
+                        dropped_too_long=extra_packed.dropped_too_long, rows_per_step=settings.extra_rows,
+                        trained_tokens=extra_packed.trained_tokens) if extra_packed is not None else None,
+    )
     card["metrics"] = metrics.to_dict()
     atomic_write_jsonl(out / "metrics.jsonl", [{"phase": str(card["role"]), **entry} for entry in logs])
     _save_final(model.to("cpu"), tokenizer, out / "final_model", card)
@@ -390,10 +396,10 @@ def run_grpo(
     trainer.train()
     seconds = time.perf_counter() - t0
     model = trainer.accelerator.unwrap_model(trainer.model)
-    metrics = _grpo_rewards(capture.logs, phase)
-    metrics.steps, metrics.seconds, metrics.lm_head = trainer.state.global_step, seconds, head
-    metrics.health, metrics.warnings = _grpo_health(role, before, _signature(model), metrics.zero_variance_steps or [],
-                                                    cfg.strict)
+    rewards = _grpo_rewards(capture.logs, phase)
+    health, warnings = _grpo_health(role, before, _signature(model), rewards.zero_variance_steps or [], cfg.strict)
+    metrics = dataclasses.replace(rewards, steps=trainer.state.global_step, seconds=seconds, lm_head=head,
+                                  health=health, warnings=warnings)
     card["metrics"] = metrics.to_dict()
     if trainer.accelerator.is_main_process:
         atomic_write_jsonl(out / "metrics.jsonl", capture.logs)
