@@ -56,7 +56,8 @@ class _AliasLoader(importlib.abc.Loader):
 
     def exec_module(self, module: ModuleType) -> None:
         module.__spec__ = self._spec  # the module is already executed, under its new name
-        # stacklevel 2: the importing line (the warnings module skips the import system's own frames)
+        # stacklevel 2: an import statement's line (the warnings module skips the import system's frozen frames;
+        # an importlib.import_module caller, such as an entry-point loader, is shown as importlib's line)
         warnings.warn(f"{self.old} moved to {self.new}; import it from there ({self.old} will be removed)",
                       FutureWarning, stacklevel=2)
 
