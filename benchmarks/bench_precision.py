@@ -14,6 +14,10 @@ Three figures, each a ratio measured in alternating rounds of the same process:
    decoding), float32 against the same policy under ``torch.autocast("cpu", torch.bfloat16)``, and how many
    of the episodes end with the same answer.
 
+Beside them it prints what ``warm_start.autocast = "auto"`` resolves to on this machine
+(`osint_selfplay.precision`: the CPU capabilities torch reports, and its own sub-second timing of one product of
+the model's size), so the decision can be read against the ratios measured here.
+
 Speed alone does not decide: a faster SFT step is worth taking only if held-out success at equal wall time
 holds (the main job's warm start with ``warm_start.autocast = "bfloat16"``, paired; see RESULTS.md).
 """
@@ -98,6 +102,12 @@ def main() -> None:
     if not Path(args.model).is_dir():
         raise SystemExit(f"bench_precision: no model at {args.model} (run the main job first: hatch run train)")
     threads = torch.get_num_threads()
+    from transformers import AutoConfig
+
+    from osint_selfplay import precision
+
+    auto = precision.resolve("auto", "cpu", precision.product_shape(AutoConfig.from_pretrained(args.model), 512))
+    print(f"== what warm_start.autocast = 'auto' chooses here ==\n{auto.line()}\n")
     print(f"== matrix products (GFLOP/s), torch {torch.__version__}, {threads} threads available ==")
     limit: dict[str, float] = {}
     for n in (128, 512):
@@ -144,7 +154,7 @@ def main() -> None:
           f"the same submitted answer in {same}/{args.tasks} episodes")
     print(json.dumps({"matmul_float32_gflops": limit, "sft_tokens_per_second": med, "sft_gflops": gfl,
                       "episodes_per_second": {"float32": e32, "bfloat16": e16}, "same_answers": same,
-                      "tasks": args.tasks, "torch": torch.__version__}))
+                      "tasks": args.tasks, "torch": torch.__version__, "auto": auto.to_dict()}))
 
 
 if __name__ == "__main__":

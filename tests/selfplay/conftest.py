@@ -53,7 +53,7 @@ def micro_overrides(out_dir, **extra):
 
 TIMING_KEYS = ("wall_seconds", "seconds", "started", "solver_seconds", "reward_seconds", "decode_seconds", "step_time",
                "train_runtime", "train_samples_per_second", "train_steps_per_second", "tokens_per_second",
-               "tokenize_seconds")
+               "tokenize_seconds", "bfloat16_speedup")
 
 
 def artifact_digests(root):

@@ -116,9 +116,11 @@ class WarmStartConfig:
         "rows do not depend on this); 2 on a 2-core CPU uses both cores (benchmarks/RESULTS.md).",
     )
     autocast: str = _f(
-        "none",
+        "auto",
         "Packed: 'bfloat16' runs SFT's forward and backward under torch.autocast (matrix products in "
-        "bfloat16; weights, gradients and the optimizer stay float32); 'none': float32 throughout.",
+        "bfloat16; weights, gradients and the optimizer stay float32); 'none': float32 throughout; 'auto': "
+        "bfloat16 only where the device has native bfloat16 kernels and a sub-second timing confirms them, "
+        "else float32 (osint_selfplay.precision; the choice is recorded in run.json).",
     )
     max_steps: int = _f(
         0,
@@ -147,7 +149,7 @@ class WarmStartConfig:
 
     def __post_init__(self) -> None:
         _choice("warm_start.enabled", self.enabled, ("auto", "on", "off"))
-        _choice("warm_start.autocast", self.autocast, ("none", "bfloat16"))
+        _choice("warm_start.autocast", self.autocast, ("auto", "bfloat16", "none"))
         if not self.difficulties:
             raise ConfigError("warm_start.difficulties must name at least one of 'easy', 'medium', 'hard'")
         for d in self.difficulties:

@@ -131,6 +131,7 @@ def _continue_warm_start(run: ControlHost, name: str, label: str,
             warm_steps=int(start.steps or 0),
             extra=more,
             extra_share=IMITATION_SHARE if more else 0.0,
+            precision=run.summary.precision,
         )
         return metrics.extended(ControlResult, budget_seconds=seconds, budget_steps=steps, extra_demonstrations=counts)
 

@@ -20,7 +20,7 @@ from typing import Any, TypeVar
 from osint_eval.modeling import resolve_model
 from osint_gym.proposals import Offer
 from osint_gym.tasks import Task
-from osint_selfplay import claims, controls, data, frontier, phases, relabel, streams
+from osint_selfplay import claims, controls, data, frontier, phases, precision, relabel, streams
 from osint_selfplay.artifacts import (
     PhaseMarkers,
     atomic_write_json,
@@ -134,6 +134,8 @@ class SelfPlayRun:
         except (json.JSONDecodeError, KeyError, TypeError) as e:
             raise ConfigError(f"{str(root)!r}: run.json or summary.json is malformed ({e})") from None
         run = cls(config_from_dict({**saved, "output_dir": str(root)}), resume=True)
+        # the summary holds the precision the run resolved (None in a run older than that record: its packed SFT
+        # phases resolve their explicit warm_start.autocast themselves)
         run.summary = summary
         return run
 
@@ -166,11 +168,13 @@ class SelfPlayRun:
         """The folder (or file) ``name`` of round ``round_index``, or of the run when it is None."""
         return self.root / (name if round_index is None else f"round_{round_index:03d}/{name}")
 
-    def _write_manifest(self, bases: Models) -> None:
+    def _write_manifest(self, bases: Models, chosen: precision.Precision) -> None:
         if self.dist.is_main and not (self.root / "run.json").is_file():
             atomic_write_json(self.root / "run.json", {
                 "config": self.cfg.to_dict(), "versions": package_versions(), "git_sha": git_sha(),
-                "seeds": {"run": self.cfg.seed}, "started": time.strftime("%Y-%m-%dT%H:%M:%S"), "machine": self.machine,
+                "seeds": {"run": self.cfg.seed}, "started": time.strftime("%Y-%m-%dT%H:%M:%S"),
+                "precision": chosen.precision,  # what the warm start's matrix products run in
+                "machine": {**self.machine, "precision_choice": chosen.to_dict()},
                 "base_models": {role: {"path": path, "sha256": folder_digest(path)}
                                 for role, path in bases.to_dict().items()},
             })
@@ -194,7 +198,7 @@ class SelfPlayRun:
                 if self.dist.is_main:
                     atomic_write_jsonl(out / "demonstrations.jsonl", rows)
                 name = cfg.model.generator if role != "answerer" else cfg.model.answerer
-                sft = phases.run_sft(resolve_model(src), rows, cfg, out, role, name)
+                sft = phases.run_sft(resolve_model(src), rows, cfg, out, role, name, precision=self.summary.precision)
                 return sft.extended(WarmStartResult, demonstration_counts=counts)
 
             result = self.run_phase(None, f"warm_start_{role}", fn, WarmStartResult, collective=True)
@@ -378,8 +382,9 @@ class SelfPlayRun:
             if not earlier + rows and not cfg.dry_run:
                 raise ConfigError(f"round {r}: relabelling kept no conversation ({counts}); raise relabel.tasks")
             return relabel.train(cfg, r, current.answerer, warm_dir, self.summary.warm_start, earlier + rows, out,
-                                 self.probe, relabel=counts, tasks=mix, aggregated_rows=len(earlier),
-                                 relabelled_rows=len(earlier) + len(rows), start_model=current.answerer)
+                                 self.probe, self.summary.precision, relabel=counts, tasks=mix,
+                                 aggregated_rows=len(earlier), relabelled_rows=len(earlier) + len(rows),
+                                 start_model=current.answerer)
 
         result = self.run_phase(r, "relabel", fn, RelabelResult)
         self._advance(current, "answerer", out)
@@ -416,7 +421,11 @@ class SelfPlayRun:
         self.root.mkdir(parents=True, exist_ok=True)
         if self.dist.is_main:
             clean_partials(self.root)
-        self._write_manifest(bases)
+        chosen = precision.for_run(cfg.warm_start.autocast, self.root / "run.json", bases.answerer,
+                                   cfg.warm_start.max_length)
+        precision.announce(chosen)
+        self.summary.precision = chosen
+        self._write_manifest(bases, chosen)
         warm = self._warm_start(bases) if cfg.warm_start_on else dataclasses.replace(bases)
         state = RunState(bases=bases, warm=warm, current=dataclasses.replace(warm))
         if self.probe.enabled:  # the dev curve's first point: the model the on-policy rounds start from

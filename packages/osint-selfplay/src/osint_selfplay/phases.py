@@ -28,6 +28,8 @@ from osint_selfplay.curves import grpo_callback
 from osint_selfplay.data import as_messages
 from osint_selfplay.errors import ConfigError, HealthError
 from osint_selfplay.grpo_config import GRPOPhaseConfig
+from osint_selfplay.precision import Precision, product_shape
+from osint_selfplay.precision import resolve as resolve_precision
 from osint_selfplay.results import (
     DevPoint,
     ExtraRows,
@@ -163,7 +165,7 @@ def run_sft(model_path: str, rows: list[dict[str, Any]], cfg: RunConfig, out: Pa
             extra_steps: int | None = None, skip_rows: int = 0, label: str = "warm start",
             branch: Path | None = None, warm_steps: int | None = None, resume_data: bool = True,
             settings: dict[str, Any] | None = None, extra: list[dict[str, Any]] | None = None,
-            extra_share: float = 0.0, probe: Any = None) -> SFTResult:
+            extra_share: float = 0.0, probe: Any = None, precision: Precision | None = None) -> SFTResult:
     """Supervised training on verified demonstrations, the loss on the model's turns only: packed
     (`osint_selfplay.sft`) when ``warm_start.packing``, else TRL's SFTTrainer. Without ``extra_steps`` it is
     the warm start (bounded by ``warm_start.epochs``, ``max_steps`` and ``max_seconds``). ``extra_steps`` and
@@ -174,7 +176,9 @@ def run_sft(model_path: str, rows: list[dict[str, Any]], cfg: RunConfig, out: Pa
     ``settings``: `sft.SFTSettings` fields that replace the warm start's (relabelling's fresh optimizer).
     ``extra`` (packed only): conversations of which ``extra_share`` of every step's packed rows are drawn
     (relabelling's), beside ``rows``' stream. ``probe`` (a `curves.DevProbe`, packed only): the dev curve's
-    points every ``eval.curve_every`` steps and at the end (``dev_curve``, ``curve_seconds``)."""
+    points every ``eval.curve_every`` steps and at the end (``dev_curve``, ``curve_seconds``). ``precision``
+    (packed only): the run's resolved ``warm_start.autocast`` (`osint_selfplay.precision`); without one it is
+    resolved here for this model (a caller outside a run)."""
     card = {"base_model": base_model, "role": f"{role} ({label})", "config": cfg.to_dict(),
             "data": {"demonstrations": len(rows)}, "metrics": {}}
     if cfg.dry_run:
@@ -183,7 +187,8 @@ def run_sft(model_path: str, rows: list[dict[str, Any]], cfg: RunConfig, out: Pa
     if cfg.warm_start.packing:
         return _run_packed_sft(model_path, rows, cfg, out, card, extra_steps=extra_steps, skip_rows=skip_rows,
                                branch=branch, warm_steps=warm_steps, resume_data=resume_data,
-                               overrides=settings or {}, extra=extra or [], extra_share=extra_share, probe=probe)
+                               overrides=settings or {}, extra=extra or [], extra_share=extra_share, probe=probe,
+                               precision=precision)
     if extra or any("masked_turns" in r for r in rows):
         raise ConfigError("relabelled conversations mask the student's turns, which only the packed loop can: "
                           "set warm_start.packing = true (or relabel.enabled = false)")
@@ -231,7 +236,7 @@ def _run_packed_sft(model_path: str, rows: list[dict[str, Any]], cfg: RunConfig,
                     extra_steps: int | None, skip_rows: int, branch: Path | None = None,
                     warm_steps: int | None = None, resume_data: bool = True,
                     overrides: dict[str, Any] | None = None, extra: list[dict[str, Any]] | None = None,
-                    extra_share: float = 0.0, probe: Any = None) -> SFTResult:
+                    extra_share: float = 0.0, probe: Any = None, precision: Precision | None = None) -> SFTResult:
     import torch
 
     if int(os.environ.get("WORLD_SIZE", "1")) > 1:
@@ -250,8 +255,10 @@ def _run_packed_sft(model_path: str, rows: list[dict[str, Any]], cfg: RunConfig,
     extra_packed = _pack_rows(sft, tokenizer, extra, ws.max_length) if extra else None
     tokenize_seconds = time.perf_counter() - t0
     warm = extra_steps is None  # the warm start itself; else a continuation of it by extra_steps
+    if precision is None:
+        precision = resolve_precision(ws.autocast, device, product_shape(model.config, ws.max_length))
     settings = _packed_settings(
-        cfg, extra_steps, skip_rows, extra_rows(ws.batch_size, extra_share) if extra_packed else 0
+        cfg, extra_steps, skip_rows, extra_rows(ws.batch_size, extra_share) if extra_packed else 0, precision.autocast
     )
     settings = dataclasses.replace(settings, **(overrides or {}))
     start = None
@@ -279,6 +286,7 @@ def _run_packed_sft(model_path: str, rows: list[dict[str, Any]], cfg: RunConfig,
         dropped_too_long=packed.dropped_too_long,
         trained_tokens_per_epoch=packed.trained_tokens,
         tokenize_seconds=tokenize_seconds,
+        precision=precision.precision,
         branched_at=StepMark(step=start["step"], seconds=start["seconds"], next_row=start["next_row"])
         if start is not None else None,
         extra=ExtraRows(conversations=extra_packed.conversations, packed_rows=len(extra_packed),
@@ -293,9 +301,11 @@ def _run_packed_sft(model_path: str, rows: list[dict[str, Any]], cfg: RunConfig,
     return metrics
 
 
-def _packed_settings(cfg: RunConfig, extra_steps: int | None, skip_rows: int, extra_rows_per_step: int) -> Any:
+def _packed_settings(cfg: RunConfig, extra_steps: int | None, skip_rows: int, extra_rows_per_step: int,
+                     autocast: str) -> Any:
     """`sft.SFTSettings` from ``warm_start``: the warm start itself (``extra_steps`` None: its epochs and
-    bounds) or a continuation of it by ``extra_steps`` optimizer steps from packed row ``skip_rows``."""
+    bounds) or a continuation of it by ``extra_steps`` optimizer steps from packed row ``skip_rows``, in the
+    resolved ``autocast`` (`osint_selfplay.precision`)."""
     ws = cfg.warm_start
     warm = extra_steps is None
     return sft.SFTSettings(
@@ -310,7 +320,7 @@ def _packed_settings(cfg: RunConfig, extra_steps: int | None, skip_rows: int, ex
         max_steps=(ws.max_steps or None) if warm else extra_steps,
         skip_rows=skip_rows,
         decay_fraction=ws.decay_fraction,
-        autocast=ws.autocast,
+        autocast=autocast,
         extra_rows=extra_rows_per_step,
     )
 

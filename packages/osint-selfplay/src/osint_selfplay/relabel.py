@@ -40,6 +40,7 @@ from osint_selfplay.artifacts import read_jsonl
 from osint_selfplay.config import RunConfig
 from osint_selfplay.data import rename_words, template_row
 from osint_selfplay.errors import SelfPlayError
+from osint_selfplay.precision import Precision
 from osint_selfplay.results import RelabelCounts, RelabelResult, SFTResult, figure_names
 from osint_selfplay.sft import FRESH_WARMUP_STEPS
 from osint_selfplay.worlds import WorldPool
@@ -170,19 +171,20 @@ def relabelled_rows(model_dir: str, pool: WorldPool, cfg: RunConfig, tasks: list
 
 
 def train(cfg: RunConfig, r: int, student: str, warm_dir: Path, warm: SFTResult | None, relabelled: Rows,
-          out: Path, probe: Any = None, **more: Any) -> RelabelResult:
+          out: Path, probe: Any = None, precision: Precision | None = None, **more: Any) -> RelabelResult:
     """Round ``r``'s SFT: the warm start's demonstrations (``warm_dir``) stream on where it stopped, with
     ``relabel.share`` of every step drawn from ``relabelled`` (all of it, without demonstrations). Round 0 of a
     warm start that saved its decay's start resumes there, its schedule stretched by ``relabel.sft_steps``
     (as the equal-compute control's is); later rounds continue ``student`` with a fresh optimizer.
     ``more``: the result's other fields (its counts and tasks); its steps and seconds are what
-    `controls.budget_steps` counts as SFT (`RelabelResult.sft_compute`)."""
+    `controls.budget_steps` counts as SFT (`RelabelResult.sft_compute`). ``precision``: the run's resolved one."""
     demos_file = warm_dir / "demonstrations.jsonl"
     demos = read_jsonl(demos_file) if demos_file.is_file() else []
     main, extra = (demos, relabelled) if demos else (relabelled, [])
     branch = warm_dir / phases.DECAY_START
     common: dict[str, Any] = {"extra_steps": cfg.relabel.sft_steps, "label": f"round {r} expert relabelling",
-                              "extra": extra, "extra_share": cfg.relabel.share, "probe": probe}
+                              "extra": extra, "extra_share": cfg.relabel.share, "probe": probe,
+                              "precision": precision}
     if r == 0 and branch.is_file():
         sft = phases.run_sft(str(warm_dir / "final_model"), main, cfg, out, "answerer", cfg.model.answerer,
                              branch=branch, warm_steps=int(warm.steps or 0) if warm else 0, resume_data=bool(extra),

@@ -283,6 +283,8 @@ def format_summary(summary: RunSummary | dict[str, Any]) -> str:
     lines = ["== osint-selfplay run summary =="]
     for rnd in summary.rounds:
         lines += _round_lines(rnd)
+    if summary.precision:
+        lines.append(summary.precision.line())
     if summary.warm_start:
         lines.append(_sft_line("warm start", summary.warm_start))
     lines += _control_lines(summary)
@@ -318,8 +320,9 @@ def _sft_line(label: str, m: SFTResult) -> str:
             budget = (f" from the warm start's step {b.step} ({_num(b.seconds)} s in, where its decay began), "
                       f"its schedule stretched by the rounds' {m.budget_seconds or 0:.0f} s ({m.budget_steps} steps "
                       "at the warm start's rate, SFT steps counted as steps)")
+    precision = f" in {m.precision}" if m.precision else ""
     return (
-        f"{label}: {demos}; {m.steps} steps, "
+        f"{label}: {demos}; {m.steps} steps{precision}, "
         f"{_num(m.epochs_done)} epochs in {_num(m.seconds)} s{budget}"
         f"{speed}; final loss {_num(m.final_loss)}"
     )

@@ -359,6 +359,7 @@ class SFTResult(TrainingResult):
     decay_start: StepMark | None = None
     branched_at: StepMark | None = None
     extra: ExtraRows | None = None
+    precision: str | None = None  # the packed loop's matrix products: float32 or bfloat16 (osint_selfplay.precision)
 
 
 @dataclass(kw_only=True)

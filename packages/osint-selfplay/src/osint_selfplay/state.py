@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from osint_selfplay.errors import ConfigError
+from osint_selfplay.precision import Precision
 from osint_selfplay.results import (
     AnswererResult,
     ArmResult,
@@ -109,6 +110,7 @@ class RunSummary:
     output_dir: str | None = None
     final_models: Models | None = None
     warm_start_models: Models | None = None
+    precision: Precision | None = None  # the warm start's, resolved from the machine (osint_selfplay.precision)
 
     def record(self, results: ControlResults) -> None:
         """Write the controls `osint_selfplay.controls.train` returns under their field names."""
@@ -140,7 +142,7 @@ _SUMMARY_KINDS: dict[str, Any] = {"warm_start": WarmStartResult, "dev_curve_star
                                   "control": ControlResult, "uniform_control": ArmResult,
                                   "curriculum_control": ArmResult, "imitation_reference": ControlResult,
                                   "evaluation": EvaluationResult, "final_models": Models,
-                                  "warm_start_models": Models}
+                                  "warm_start_models": Models, "precision": Precision}
 
 
 def _without_none(obj: Any) -> dict[str, Any]:
