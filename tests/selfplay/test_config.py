@@ -38,7 +38,7 @@ def test_defaults_and_shipped_configs_are_valid():
     # a warm start bounded by steps (the same model on another machine of the kind), in the precision the machine
     # does fast (osint_selfplay.precision: bfloat16 where it is native, float32 elsewhere)
     assert (
-        tiny.warm_start.max_steps == 1400
+        tiny.warm_start.max_steps == 1000
         and tiny.warm_start.max_seconds == 0
         and tiny.warm_start.autocast == "auto"
     )
