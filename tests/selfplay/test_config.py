@@ -307,10 +307,12 @@ def test_a_run_json_written_before_the_play_and_episode_tables_resumes_with_the_
     assert (cfg.play.batch_size, cfg.play.max_new_tokens, cfg.play.workers) == (
         old["eval"]["batch_size"], old["eval"]["max_new_tokens"], old["generator"]["solver_workers"]) == (32, 40, 2)
     assert (cfg.episode.max_steps, cfg.episode.max_observation_chars) == (8, 4000)
-    # the shipped TOML with the settings that changed since (issue 50: two layers, 1,400 steps, one round, the
-    # machine's precision) set back to that run's values
+    # the shipped TOML with the settings that changed since (issue 50: two layers, 1,000 steps on 20,000
+    # demonstrations, one lighter round, the machine's precision) set back to that run's values
     since = ["model.generator='tiny:128x3-v5120'", "model.answerer='tiny:128x3-v5120'", "warm_start.max_steps=1200",
-             "rounds=2", "warm_start.autocast='bfloat16'"]
+             "rounds=2", "warm_start.autocast='bfloat16'", "warm_start.answerer_examples=24000",
+             "generator.prompts_per_round=16", "grpo_generator.max_steps=16", "answerer.tasks_per_round=40",
+             "grpo_answerer.max_steps=10"]
     assert cfg.to_dict() == load_config(str(CONFIGS / "tiny-cpu.toml"), since).to_dict()
 
 
