@@ -43,7 +43,7 @@ def main() -> None:
 
     cfg = load_config(str(CONFIG), [f"generator.max_hops={args.max_hops}", f"generator.offer_choices={args.choices}",
                                     f"generator.solver_samples={args.k}"])
-    pool = WorldPool(cfg.train_worlds, cfg.seed)
+    pool = WorldPool.for_run(cfg)
     items, where = [], []
     for i, row in enumerate(data.offer_rows(pool, cfg, 0, args.offers)):
         offer, world = Offer.from_json(row["offer"]), pool.world(row["world_seed"])

@@ -59,7 +59,7 @@ def run(model: str, mode: str, head: str, steps: int, tmp: Path) -> dict[str, An
     cfg = load_config(str(CONFIG), [f"output_dir='{tmp / mode / head}'", f"grpo_answerer.max_steps={steps}",
                                     f"model.decoding='{mode}'", "answerer.generated_share=0.0"])
     pin_determinism(cfg.torch_threads, cfg.deterministic)
-    pool = WorldPool(cfg.train_worlds, cfg.seed)
+    pool = WorldPool.for_run(cfg)
     rows, _ = data.mix_answerer_rows(pool, cfg, [], 0)
     rollout = _TimedRollout(pool, rows, spec=cfg.episode.spec(), decoding=mode)
     reward = _TimedReward(cfg.parl, cfg.grpo_answerer.num_generations)

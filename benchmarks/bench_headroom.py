@@ -40,7 +40,7 @@ def main() -> None:
     cfg = load_config(
         args.config, [f"generator.solver_samples={args.k}", f"generator.solver_temperature={args.temperature}"]
     )
-    pool = WorldPool(cfg.train_worlds, cfg.seed)
+    pool = WorldPool.for_run(cfg)
     items = data.seed_tasks(pool, cfg, args.tasks, 0, streams.TRAIN)
     greedy_policy = HFPolicy(args.model, batch_size=cfg.eval.batch_size, max_new_tokens=cfg.eval.max_new_tokens,
                              temperature=0.0, decoding=cfg.model.decoding)

@@ -33,7 +33,7 @@ def main() -> None:
 
     cfg = load_config(args.config, args.set)
     g, band = cfg.generator, cfg.answerer.frontier
-    pool = WorldPool(cfg.train_worlds, cfg.seed)
+    pool = WorldPool.for_run(cfg)
     solver = SolverSampler.from_config(cfg, args.model, cfg.seed)  # as the run's learnability reward samples it
     for filters in [x.strip() == "1" for x in args.filters.split(",")]:
         items, hops = [], []

@@ -181,7 +181,7 @@ def main() -> None:
             stage_dir = folder if k == len(stages) - 1 else folder / f"stage_{k}"
             cfg = _config(run, [*args.overrides, *own], stage_dir)
             pin_determinism(cfg.torch_threads, cfg.deterministic)
-            pool = WorldPool(cfg.train_worlds, cfg.seed)
+            pool = WorldPool.for_run(cfg)
             seconds = share * args.seconds
             if kind == "control":
                 sft = _sft_from_branch(cfg, warm, warm_metrics, seconds, stage_dir)

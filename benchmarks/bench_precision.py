@@ -54,7 +54,7 @@ def _demos(n: int) -> list[dict[str, Any]]:
     from osint_selfplay.worlds import WorldPool
 
     cfg = load_config(str(CONFIG), [f"warm_start.answerer_examples={n}", "warm_start.workers=1"])
-    rows, _ = data.sft_multi_turn_rows(WorldPool(cfg.train_worlds, cfg.seed), cfg)
+    rows, _ = data.sft_multi_turn_rows(WorldPool.for_run(cfg), cfg)
     return rows
 
 

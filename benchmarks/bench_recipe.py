@@ -40,7 +40,7 @@ def main() -> None:
     cfg = load_config(args.config, args.set)
     ws = cfg.warm_start
     t0 = time.perf_counter()
-    pool = WorldPool(cfg.train_worlds, cfg.seed)
+    pool = WorldPool.for_run(cfg)
     rows, counts = data.warm_start_rows(pool, cfg, "shared")
     model, tokenizer = load_model_and_tokenizer(resolve_model(cfg.model.answerer), dtype="float32", device="cpu")
     packed = sft.pack(sft.tokenize(tokenizer, [r["messages"] for r in rows]), ws.max_length)

@@ -36,7 +36,7 @@ def _demos(n: int) -> list[dict]:
             "warm_start": {"answerer_examples": n},
         }
     )
-    rows, _ = data.sft_multi_turn_rows(WorldPool(cfg.train_worlds, cfg.seed), cfg)
+    rows, _ = data.sft_multi_turn_rows(WorldPool.for_run(cfg), cfg)
     return rows
 
 

@@ -47,7 +47,7 @@ def demonstrations(n: int, workers: int) -> dict:
 
     def run(w: int) -> str:
         cfg = load_config(MAIN_JOB, [f"warm_start.answerer_examples={n}", f"warm_start.workers={w}"])
-        rows, _ = data.sft_multi_turn_rows(WorldPool(cfg.train_worlds, cfg.seed), cfg)
+        rows, _ = data.sft_multi_turn_rows(WorldPool.for_run(cfg), cfg)
         return json.dumps(rows, sort_keys=True)
 
     return one_vs_many(f"demonstrations (n={n})", "rows", n, workers, run)

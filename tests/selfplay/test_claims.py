@@ -40,7 +40,8 @@ def _summary(with_controls=False):
             "comparisons": {"final vs warm_start": _paired(0.042, 0.021, 0.063, 893, 0.001)}}
     if with_controls:
         hard["comparisons"]["final vs control"] = _paired(0.03, 0.009, 0.051, 893, 0.01)
-    em = {"n_tasks": 607, "success": {"final": {"mean": 0.26, "lo": 0.227, "hi": 0.296, "n": 607}},
+    em = {"n_tasks": 607, "splits": ["v1:test"],
+          "success": {"final": {"mean": 0.26, "lo": 0.227, "hi": 0.296, "n": 607}},
           "comparisons": {"final vs warm_start": _paired(0.003, -0.015, 0.021, 607, 0.8)}}
     est = {"mean": 0.1, "lo": 0.08, "hi": 0.12, "n": 1000}
     headline = {"final": {"success": est, "reward": est, "tool_calls": est, "critical_steps": est}}
@@ -63,10 +64,10 @@ def test_the_claims_block_has_fixed_names_figures_with_intervals_and_says_what_d
     assert tuple(block) == NAMES
     assert block["frontier_share_last_round"].startswith("40.0% [") and "(n=10) ; scripted curriculum 25.0% [" in (
         block["frontier_share_last_round"])
-    assert block["hard_final_vs_warm_start"] == "+4.2 pts [+2.1, +6.3] (n=893), McNemar p=0.001"
+    assert block["hard_final_vs_warm_start"] == "+4.2 pts [+2.1, +6.3] (n=893) on v1:test + v1:hard, McNemar p=0.001"
     assert block["hard_final_vs_sft_control"].startswith("not run: hatch run train-controls")
     assert block["easy_medium_final"] == "26.0% [22.7, 29.6] (n=607) on v1:test"
-    assert block["easy_medium_final_vs_warm_start"] == "+0.3 pts [-1.5, +2.1] (n=607), McNemar p=0.8"
+    assert block["easy_medium_final_vs_warm_start"] == "+0.3 pts [-1.5, +2.1] (n=607) on v1:test, McNemar p=0.8"
     assert claims(_summary(with_controls=True))["hard_final_vs_sft_control"].startswith("+3.0 pts [+0.9, +5.1]")
 
 

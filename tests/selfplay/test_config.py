@@ -48,7 +48,10 @@ def test_defaults_and_shipped_configs_are_valid():
     long = load_config(words[words.index("--config") + 1], words[words.index("--set") + 1 :])
     assert long.warm_start.max_steps == 2 * tiny.warm_start.max_steps and long.rounds > tiny.rounds
     assert long.warm_start.control and long.answerer.uniform_control and long.generator.curriculum_control
-    assert long.warm_start.imitation_control
+    assert long.warm_start.imitation_control and long.answerer.reverse_control
+    # the climb on rungs, trained on worlds of the benchmark it is evaluated on (seeds of its own)
+    assert tiny.generator.rungs and tiny.train_world == "v2" and (tiny.eval.tasks, tiny.eval.extra_splits) == (
+        "v2:test", ["v2:hard"])
     assert long.output_dir != tiny.output_dir
     single = load_config(str(CONFIGS / "tiny-cpu-single.toml"))
     assert single.answerer.mode == "single_turn" and single.output_dir != tiny.output_dir
@@ -250,11 +253,12 @@ def test_the_episode_table_is_the_episode_spec():
                              "episode.action_format='short'", "episode.describe_tools=false"])
     spec = cfg.episode.spec()
     assert spec.env_kwargs() == {"max_steps": 5, "max_parallel_calls": 2, "max_observation_chars": 900,
-                                 "observation_format": "compact", "describe_tools": False}
+                                 "observation_format": "compact", "describe_tools": False, "action_format": "short",
+                                 "rung_mode": "given"}
     assert spec.action_format == "short" and cfg.budgets() == spec.budgets
     assert load_config(None).budgets() == DEFAULT_BUDGETS  # single turn: tasks verified under the defaults
     # the table's fields are the spec's, one each (nothing re-declared under another name)
-    assert {f.name for f in dataclasses.fields(EpisodeConfig)} == {*EpisodeSpec().env_kwargs(), "action_format"}
+    assert {f.name for f in dataclasses.fields(EpisodeConfig)} == set(EpisodeSpec().env_kwargs())
     assert EpisodeConfig().spec() == EpisodeSpec(Budgets(8, 4, 1500, "json"), "json", True)
 
 
@@ -308,11 +312,13 @@ def test_a_run_json_written_before_the_play_and_episode_tables_resumes_with_the_
         old["eval"]["batch_size"], old["eval"]["max_new_tokens"], old["generator"]["solver_workers"]) == (32, 40, 2)
     assert (cfg.episode.max_steps, cfg.episode.max_observation_chars) == (8, 4000)
     # the shipped TOML with the settings that changed since (issue 50: two layers, 1,000 steps on 20,000
-    # demonstrations, one lighter round, the machine's precision) set back to that run's values
+    # demonstrations, one lighter round, the machine's precision; issue 51: v2's worlds and splits, rungs) set back
+    # to that run's values
     since = ["model.generator='tiny:128x3-v5120'", "model.answerer='tiny:128x3-v5120'", "warm_start.max_steps=1200",
              "rounds=2", "warm_start.autocast='bfloat16'", "warm_start.answerer_examples=24000",
              "generator.prompts_per_round=16", "grpo_generator.max_steps=16", "answerer.tasks_per_round=40",
-             "grpo_answerer.max_steps=10"]
+             "grpo_answerer.max_steps=10", "train_world='v0'", "generator.rungs=false", "eval.tasks='v1:test'",
+             "eval.extra_splits=['v1:hard']", "eval.curve_split='v1:dev'"]
     assert cfg.to_dict() == load_config(str(CONFIGS / "tiny-cpu.toml"), since).to_dict()
 
 
@@ -371,15 +377,16 @@ def _config_classes():
 
 
 def test_fewer_config_fields_each_with_help_text_and_a_reader():
-    """107 fields in 9 dataclasses at the issue's commit, 106 before the [play] and [episode] tables (the [grpo_*]
-    tables pass TRL's GRPOConfig through and declare none); now 105 in 11."""
+    """107 fields in 9 dataclasses at issue 44's commit, 106 before the [play] and [episode] tables (the [grpo_*]
+    tables pass TRL's GRPOConfig through and declare none), 105 in 11 after them; issue 51 added four (the
+    generator's rungs, R3's schedule, the training worlds' benchmark version, how a rung is served): 109."""
     import osint_selfplay.config as config_module
 
     classes = [RunConfig] + [getattr(config_module, name) for name in _config_classes()[1:]]
     tables = {f.name for f in dataclasses.fields(RunConfig) if f.type.endswith("Config")}
     fields = [(cls, f) for cls in classes for f in dataclasses.fields(cls)
               if not (cls is RunConfig and f.name in tables)]
-    assert len(classes) == 11 and len(fields) == 105 < 106 < 107
+    assert len(classes) == 11 and len(fields) == 109
     assert all(f.metadata.get("help", "").strip() for _, f in fields)
     src = Path(__file__).resolve().parents[2] / "packages"
     readers = "\n".join(p.read_text() for p in src.glob("*/src/*/**/*.py") if p.name != "config.py")

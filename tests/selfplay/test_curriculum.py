@@ -87,7 +87,7 @@ def test_the_curriculum_picks_in_proportion_to_p_times_one_minus_p(offer):
     # bins shared by two choices pool their episodes; the expected share follows the pooled rates
     expected = [w / sum(weights) for w in weights]
     rng = random.Random(0)
-    counts = Counter(cur.pick(offer, rng) for _ in range(20_000))
+    counts = Counter(cur.pick(offer, rng)[0] for _ in range(20_000))
     for k, e in zip(range(1, 7), expected):
         assert counts[k] / 20_000 == pytest.approx(e, abs=0.015)
     distinct = {choice_bin(offer, k) for k in range(1, 7)}

@@ -7,8 +7,8 @@ the demo and the TRL adapter all run episodes through these: none of them re-sco
 reads env internals. An agent that returns ``None`` instead of an action stops its episode (a
 token budget ran out), which the env scores as its own truncation.
 
-The tool-only oracle (`OracleAgent`, `oracle_continuation`, `unseen_ids`) lives in `osint_gym.oracle_agent`
-and is importable from here as before.
+The tool-only oracle (`OracleAgent`, `unseen_ids`) lives in `osint_gym.oracle_agent` and is importable from here
+as before; `oracle_continuation` (the oracle as a teacher on another agent's state) is here.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import gymnasium as gym
 from osint_gym.env import OSINTEnv
 from osint_gym.episode import ACTION_FORMATS, EndReason, EpisodeRecord
 from osint_gym.errors import ConfigError
-from osint_gym.oracle_agent import OracleAgent, oracle_continuation, read_observation, unseen_ids
+from osint_gym.oracle_agent import OracleAgent, read_observation, unseen_ids
 
 __all__ = ["ACTION_FORMATS", "Agent", "BatchAgent", "OracleAgent", "PerEpisode", "oracle_continuation",
            "read_observation", "run_episode", "run_episodes", "unseen_ids"]
@@ -126,3 +126,27 @@ def run_episode(env: gym.Env[str, str], agent: Agent, *, seed: int | None = None
                 options: dict[str, Any] | None = None) -> EpisodeRecord:
     """One episode of ``agent`` in ``env`` (reset with ``seed`` / ``options``): its record."""
     return run_episodes([env], PerEpisode(lambda: agent), seeds=[seed], options=[options])[0]
+
+
+def oracle_continuation(env: OSINTEnv, actions: Sequence[str], *, action_format: str = "short",
+                        seed: int | None = 0, options: dict[str, Any] | None = None) -> EpisodeRecord | None:
+    """The episode in which another agent took ``actions`` and the demonstrator (`OracleAgent` with
+    ``names_first``) then continued from the state they reached, within the step budget left: the
+    oracle as a teacher on a student's own state (DAgger-style expert relabelling). The teacher
+    treats what the student already read as read (``history``), so it does not fetch it again.
+    ``None`` when the student's actions already ended the episode (nothing is left to continue).
+    The record's first ``len(actions)`` turns are the student's; whether the continuation is correct
+    and uses only ids the agent had seen is the caller's check (``record.correct``, `unseen_ids`)."""
+    first, info = env.reset(seed=seed, options=options)
+    for action in actions:
+        _, _, terminated, truncated, info = env.step(action)
+        if terminated or truncated:
+            return None
+    history = env.episode().turns
+    teacher = OracleAgent(action_format, names_first=True)
+    teacher.reset(env, first, info, history=history)
+    observation = history[-1].observation if history else first
+    while True:
+        observation, _, terminated, truncated, _ = env.step(teacher.act(observation))
+        if terminated or truncated:
+            return env.episode()

@@ -58,6 +58,11 @@ def _serve_parser(sub: Any) -> None:
     s.add_argument("--observation-format", choices=("json", "compact"), default=DEFAULT_BUDGETS.observation_format)
     s.add_argument("--no-describe-tools", "--bare-prompt", dest="describe_tools", action="store_false",
                    help="no tool description: the reset observation is the question alone (--bare-prompt: former name)")
+    s.add_argument("--start-depth", type=int, default=None, metavar="K",
+                   help="every session's episodes start after the demonstrator's first K steps (a reset's "
+                        "start_depth option overrides it; default: the task's own, 0 for benchmark tasks)")
+    s.add_argument("--action-format", choices=("json", "short"), default="json",
+                   help="the syntax of the given steps' actions (either is accepted from clients)")
     s.add_argument("--max-sessions", type=int, default=512)
     s.add_argument("--idle-timeout", type=float, default=300.0, help="seconds before an idle session is closed")
     s.add_argument("--max-message-bytes", type=int, default=65536)
@@ -80,7 +85,8 @@ def _serve(args: argparse.Namespace) -> int:
             raise ConfigError(f"--token-env {args.token_env}: that environment variable is not set")
     env = {"max_steps": args.max_steps, "max_parallel_calls": args.max_parallel_calls,
            "max_observation_chars": args.max_observation_chars, "observation_format": args.observation_format,
-           "describe_tools": args.describe_tools}
+           "describe_tools": args.describe_tools, "action_format": args.action_format,
+           **({} if args.start_depth is None else {"start_depth": args.start_depth})}
     settings = ServeSettings(
         benchmark=None if args.world_config else (args.benchmark or "v0:test"),
         world_config=WorldConfig.from_toml(args.world_config).to_dict() if args.world_config else None,

@@ -69,8 +69,19 @@ a fixed task list is filtered by it), ``decoy_density`` (0 to 0.8: the share of 
 `WorldConfig.decoy_density`) and ``name_collision_rate`` (0 to 1). The two world knobs make the env play on the
 world generated from its config with them replaced (the same seed; built once per config, and a reset without
 them plays on the env's own world again); an env given ``benchmark``, ``world`` or ``tasks`` refuses them.
+A start depth (`osint_gym.rungs`): ``start_depth`` (an argument, every reset's default; otherwise a task's own
+``Task.start_depth``, 0 for every benchmark task) starts the episode after the demonstrator's first k steps (the
+tool-only oracle that looks every name up first), played through `step` in the episode's formats
+(``action_format``, "json" or "short", is the syntax it writes): the reset observation is the opening followed by
+each given action (after ``> ``) and its observation, ``info`` adds ``start_depth``, ``opening`` and
+``given_turns``, the record marks those turns ``given`` and every count it holds (critical steps, tool calls,
+invalid actions; so the reward's efficiency) is the agent's own, while the step count and budget stay real. k runs
+from 0 to the demonstration's length minus one (`OSINTEnv.demonstration`); 0 is the whole episode, unchanged.
+``rung_mode="hint"`` serves a rung as a hint instead (QuestA's partial solution): the first k actions are listed
+after the opening (``hint> ``, ``info["hints"]``) and the agent plays every step itself.
 ``reset(seed=..., options={"task": Task|dict, "task_index": int, "family": str, "difficulty": str, "hops": int,
-"decoy_density": float, "name_collision_rate": float})``; an unknown option or a bad value is a one-line
+"decoy_density": float, "name_collision_rate": float, "start_depth": int})``; an unknown option or a bad value is a
+one-line
 `ConfigError` naming it and the values it takes. Without ``tasks``, a reset serves the next task of a
 `TaskStream` (one per world, filters and hops): sampler indices from a start that a seeded reset draws, verified
 in batches ahead of serving, so a seed and options serve the same tasks in any process.
@@ -81,19 +92,22 @@ in batches ahead of serving, so a seed and options serve the same tasks in any p
   Sampled mode then serves pre-verified streams: a seed's first task is unchanged, later unseeded resets
   take the next sampler index instead of a fresh random one. Benchmark splits: v0, v1 and v2 (`osint_gym.benchmark`).
   Difficulty knobs at reset (hops, decoy_density, name_collision_rate); worlds with near-miss decoys give every
-  person a past (``worked_at``, ``lived_in``, ``interested_in``), which person pages list.
+  person a past (``worked_at``, ``lived_in``, ``interested_in``), which person pages list. A start depth (rungs:
+  the demonstrator's first k steps given); depth 0 is the episode it always was, byte for byte.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
 import gymnasium as gym
 
+from osint_gym import rungs
 from osint_gym.actions import MAX_ACTION_CHARS, Call, action_text, parse_action
 from osint_gym.compact import fit_compact, reset_text
-from osint_gym.episode import STOP_REASONS, EndReason, EpisodeRecord, Turn
+from osint_gym.episode import ACTION_FORMATS, STOP_REASONS, EndReason, EpisodeRecord, Turn
 from osint_gym.errors import ConfigError, TaskError
 from osint_gym.knobs import KNOBS, WORLD_KNOBS, check_knobs, with_knobs
 from osint_gym.reward import RewardBreakdown, RewardConfig, score_episode, step_penalty
@@ -109,10 +123,11 @@ from osint_gym.world import World, WorldConfig
 from osint_gym.world.cache import cached_world
 from osint_gym.world.config import check_seed
 
-_OPTIONS = ("task", "task_index", "family", "difficulty", *KNOBS)
+_OPTIONS = ("task", "task_index", "family", "difficulty", *KNOBS, "start_depth")
 
 
 _FIXED = "this env's world is fixed (benchmark=, world= or tasks=)"
+_COUNTED = ("step", "critical_steps", "tool_calls", "invalid_actions", "parse_failures", "evidence_edges")
 
 
 class OSINTEnv(gym.Env[str, str]):
@@ -139,6 +154,9 @@ class OSINTEnv(gym.Env[str, str]):
         hops: int | None = None,
         decoy_density: float | None = None,
         name_collision_rate: float | None = None,
+        start_depth: int | None = None,
+        action_format: str = "json",
+        rung_mode: str = "given",
     ) -> None:
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ConfigError(
@@ -154,6 +172,15 @@ class OSINTEnv(gym.Env[str, str]):
         )
         if not isinstance(describe_tools, bool):
             raise ConfigError(f"describe_tools must be true or false, got {describe_tools!r}")
+        if action_format not in ACTION_FORMATS:
+            raise ConfigError(f"action_format must be one of {ACTION_FORMATS}, got {action_format!r}")
+        if start_depth is not None and (isinstance(start_depth, bool) or not isinstance(start_depth, int)
+                                        or start_depth < 0):
+            raise ConfigError(f"start_depth must be an integer >= 0 or None, got {start_depth!r}")
+        if rung_mode not in rungs.RUNG_MODES:
+            raise ConfigError(f"rung_mode must be one of {rungs.RUNG_MODES}, got {rung_mode!r}")
+        self.start_depth, self.action_format, self.rung_mode = start_depth, action_format, rung_mode
+        self._demonstrations: dict[Task, tuple[str, ...]] = {}
         self.observation_format, self.describe_tools, self.max_steps = observation_format, describe_tools, max_steps
         self.max_parallel_calls, self.max_observation_chars = max_parallel_calls, max_observation_chars
         self.reward_config = (
@@ -284,12 +311,13 @@ class OSINTEnv(gym.Env[str, str]):
         return self._streams[key].next()
 
     def _info(self, **extra: Any) -> dict[str, Any]:
+        given = self._given
         info = {
-            "step": self._steps,
-            "critical_steps": self._steps,
-            "tool_calls": self._tool_calls,
-            "invalid_actions": self._invalid,
-            "parse_failures": self._parse_failures,
+            "step": self._steps,  # the env's own count (given steps included: the budget is real)
+            "critical_steps": self._steps - given.steps,  # the agent's own, as every count below
+            "tool_calls": self._tool_calls - given.tool_calls,
+            "invalid_actions": self._invalid - given.invalid,
+            "parse_failures": self._parse_failures - given.parse_failures,
             "evidence_edges": len(self._graph),
         }
         info.update(extra)
@@ -302,7 +330,8 @@ class OSINTEnv(gym.Env[str, str]):
             # the index a seeded reset used to sample at is where its stream of pre-verified tasks starts
             self._stream_start = int(self.np_random.integers(2**31 - 1))
             self._streams.clear()
-        self.task = self._pick_task(dict(options or {}))
+        options = dict(options or {})
+        self.task = self._pick_task(options)
         self._notes = Notes()
         self._graph: dict[Edge, None] = {}
         self._steps = self._tool_calls = self._invalid = self._parse_failures = 0
@@ -311,6 +340,7 @@ class OSINTEnv(gym.Env[str, str]):
         self._submitted: Any = None
         self._breakdown: RewardBreakdown | None = None
         self._turns: list[Turn] = []
+        self._given = rungs.Given()
         self._end = EndReason.RUNNING
         text = reset_text(self.observation_format, self.task.question, self.max_steps, self.max_parallel_calls,
                           self.schemas, self._tool_help) if self.describe_tools else self.task.question
@@ -319,7 +349,42 @@ class OSINTEnv(gym.Env[str, str]):
             task_id=self.task.task_id, family=self.task.family, difficulty=self.task.difficulty,
             tools=self.schemas, max_steps=self.max_steps, max_parallel_calls=self.max_parallel_calls,
         )
-        return self._first, info
+        depth = options.get("start_depth", self.task.start_depth if self.start_depth is None else self.start_depth)
+        if isinstance(depth, int) and not isinstance(depth, bool) and depth == 0:
+            return self._first, info  # the whole episode: exactly the reset it always was
+        return self._give(depth, info)
+
+    def _give(self, depth: Any, info: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+        """Play the demonstrator's first ``depth`` steps through `step` (a rung, `osint_gym.rungs`); the reset
+        observation carries them after the opening, and every count the agent is scored on starts after them."""
+        assert self.task is not None
+        actions = self.demonstration()
+        rungs.check_depth(depth, len(actions), self.task)
+        if self.rung_mode == "hint":  # QuestA's partial solution: the steps are shown, the agent still plays them
+            self._first = fit_text(rungs.hint_text(self._first, actions[:depth]), self.max_observation_chars)
+            return self._first, {**info, "start_depth": depth, "hints": list(actions[:depth])}
+        for action in actions[:depth]:
+            self.step(action)
+        self._turns = [dataclasses.replace(t, given=True) for t in self._turns]
+        self._given = rungs.Given(self._steps, self._tool_calls, self._invalid, self._parse_failures,
+                                  self._penalty_paid, len(self._call_log))
+        info = {**self._info(**{k: v for k, v in info.items() if k not in _COUNTED}), **rungs.given_info(
+            self._first, self._turns)}
+        return fit_text(rungs.given_text(self._first, self._turns), self.max_observation_chars), info
+
+    def demonstration(self) -> tuple[str, ...]:
+        """The demonstrator's actions on the current task, through to its answer, under this env's budgets
+        (`osint_gym.rungs.demonstration`; played once per task in an env of its own): its length is the task's
+        number of rungs."""
+        task = rungs.planned(self.task)
+        if task not in self._demonstrations:
+            self._demonstrations[task] = rungs.demonstration(
+                lambda: OSINTEnv(world=self.world, tasks=[task], start_depth=0, action_format=self.action_format,
+                                 max_steps=self.max_steps, max_parallel_calls=self.max_parallel_calls,
+                                 max_observation_chars=self.max_observation_chars,
+                                 observation_format=self.observation_format, describe_tools=self.describe_tools),
+                self.action_format)
+        return self._demonstrations[task]
 
     def step(self, action: Any) -> tuple[str, float, bool, bool, dict[str, Any]]:
         if self._end != EndReason.RUNNING:
@@ -440,8 +505,8 @@ class OSINTEnv(gym.Env[str, str]):
         assert self.task is not None
         return score_episode(
             gold_answers=self.task.answers, gold_evidence=self.task.evidence, submitted=self._submitted,
-            evidence=self._graph, critical_steps=self._steps, max_steps=self.max_steps,
-            penalties_paid=self._penalty_paid, cfg=self.reward_config, known=self.world,
+            evidence=self._graph, critical_steps=self._steps - self._given.steps, max_steps=self.max_steps,
+            penalties_paid=self._penalty_paid - self._given.penalty_paid, cfg=self.reward_config, known=self.world,
         )
 
     def _call_counts(self) -> dict[str, int]:
@@ -450,8 +515,9 @@ class OSINTEnv(gym.Env[str, str]):
         relevant = {n for e in self._graph for n in (e.head, e.tail)}
         if isinstance(self._submitted, str):
             relevant.add(self._submitted)
-        useful = [out is not None and bool(out.entities & relevant) for _, out in self._call_log]
-        parallel = [u for (par, _), u in zip(self._call_log, useful) if par]
+        own = self._call_log[self._given.calls :]  # the agent's own calls
+        useful = [out is not None and bool(out.entities & relevant) for _, out in own]
+        parallel = [u for (par, _), u in zip(own, useful) if par]
         return {"useful_calls": sum(useful), "parallel_calls": len(parallel), "useful_parallel_calls": sum(parallel)}
 
     def _episode_summary(self) -> dict[str, Any]:
@@ -466,11 +532,13 @@ class OSINTEnv(gym.Env[str, str]):
         if self.task is None:
             raise ConfigError("no episode yet: call reset() first")
         breakdown = self._breakdown if self._breakdown is not None else self._score()
+        counts = self._info()
         return EpisodeRecord(
             task=self.task, first_observation=self._first, turns=tuple(self._turns), answer=self._submitted,
-            evidence=tuple(self._graph), critical_steps=self._steps, tool_calls=self._tool_calls,
-            invalid_actions=self._invalid, parse_failures=self._parse_failures, **self._call_counts(),
-            breakdown=breakdown, end=self._end, max_steps=self.max_steps, max_parallel_calls=self.max_parallel_calls,
+            evidence=tuple(self._graph), critical_steps=counts["critical_steps"], tool_calls=counts["tool_calls"],
+            invalid_actions=counts["invalid_actions"], parse_failures=counts["parse_failures"],
+            **self._call_counts(), breakdown=breakdown, end=self._end, max_steps=self.max_steps,
+            max_parallel_calls=self.max_parallel_calls, given_steps=self._given.steps,
         )
 
     def stop(self, reason: str = EndReason.STOPPED) -> EpisodeRecord:
@@ -493,3 +561,4 @@ class OSINTEnv(gym.Env[str, str]):
         if self._submitted is not None:
             lines.append(f"ANSWER: {self._submitted}")
         return "\n".join(lines) + "\n"
+

@@ -48,9 +48,13 @@ class Turn:
     observation: str
     reward: float
     error: str | None  # the step's first error (parse failure, failing call), None if valid
+    given: bool = False  # played by the demonstrator before the agent's first turn (a start depth), not the agent's
 
     def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
+        out = dataclasses.asdict(self)
+        if not self.given:  # the agent's own turn: its row reads as it always did
+            del out["given"]
+        return out
 
 
 @dataclass(frozen=True)
@@ -78,6 +82,8 @@ class EpisodeRecord:
     end: EndReason
     max_steps: int
     max_parallel_calls: int
+    # the first turns the demonstrator played (the env's start depth); every count above is the agent's own
+    given_steps: int = 0
 
     @property
     def ended(self) -> bool:
@@ -107,6 +113,7 @@ class EpisodeRecord:
             "evidence": [list(e) for e in self.evidence], **self.counts(),
             "breakdown": self.breakdown.to_dict(), "reward": self.reward, "correct": self.correct,
             "end": self.end, "max_steps": self.max_steps, "max_parallel_calls": self.max_parallel_calls,
+            **({"given_steps": self.given_steps} if self.given_steps else {}),
         }
 
     @classmethod
@@ -123,4 +130,5 @@ class EpisodeRecord:
             end=EndReason(d["end"]),
             max_steps=d["max_steps"],
             max_parallel_calls=d["max_parallel_calls"],
+            given_steps=d.get("given_steps", 0),
         )

@@ -12,14 +12,14 @@ import json
 import random
 from dataclasses import dataclass
 
-from osint_gym.errors import ConfigError
-from osint_gym.schema import Direction, Edge
+from osint_gym.errors import ConfigError, TaskError
+from osint_gym.schema import Direction, Edge, canonical_edge
 from osint_gym.single_turn import distractor_edges
 from osint_gym.tasks.families import create_family, list_families
 from osint_gym.tasks.paths import Template, realize
 from osint_gym.tasks.phrasing import question_text
 from osint_gym.tasks.query import ATTRIBUTE_FILTERS, Hop, Query
-from osint_gym.tasks.task import Task, difficulty_for_hops
+from osint_gym.tasks.task import Budgets, Task, difficulty_for_hops
 from osint_gym.tasks.verify import verify_task
 from osint_gym.world.graph import World
 
@@ -45,12 +45,15 @@ class Offer:
     queries: tuple[Query, ...] = ()
     # choose mode: the task family whose template each choice realises (a curriculum's bins read it)
     families: tuple[str, ...] = ()
+    # choose mode with rungs: each choice's number of demonstrator steps under the budgets the offer was made for; a
+    # proposal then also names how many of them the answerer plays (`osint_gym.rungs`)
+    steps: tuple[int, ...] = ()
 
     def __post_init__(self) -> None:
-        if self.queries and len(self.queries) != len(self.choices):
-            raise ConfigError(f"offer {self.offer_id!r}: {len(self.queries)} queries for {len(self.choices)} choices")
-        if self.families and len(self.families) != len(self.choices):
-            raise ConfigError(f"offer {self.offer_id!r}: {len(self.families)} families for {len(self.choices)} choices")
+        for name in ("queries", "families", "steps"):
+            if getattr(self, name) and len(getattr(self, name)) != len(self.choices):
+                raise ConfigError(f"offer {self.offer_id!r}: {len(getattr(self, name))} {name} for "
+                                  f"{len(self.choices)} choices")
 
     def query(self, k: int) -> Query | None:
         """The query of choice ``k`` (1-based) of a filtered offer; None for a filter-free one."""
@@ -60,7 +63,8 @@ class Offer:
         return json.dumps({"mode": self.mode, "start": self.start, "path": [list(e) for e in self.path],
                            "context": [list(e) for e in self.context], "offer_id": self.offer_id,
                            "choices": [[list(e) for e in c] for c in self.choices],
-                           "queries": [q.to_dict() for q in self.queries], "families": list(self.families)})
+                           "queries": [q.to_dict() for q in self.queries], "families": list(self.families),
+                           **({"steps": list(self.steps)} if self.steps else {})})
 
     @classmethod
     def from_json(cls, text: str) -> Offer:
@@ -74,6 +78,7 @@ class Offer:
             tuple(tuple(Edge(*e) for e in c) for c in d.get("choices", [])),
             tuple(Query.from_dict(q) for q in d.get("queries", [])),
             tuple(d.get("families", [])),
+            tuple(d.get("steps", [])),
         )
 
 
@@ -171,13 +176,16 @@ def _verified_path(world: World, template: Template, rng: random.Random,
 
 def make_offer(world: World, seed: int, index: int, *, mode: str = "fixed", max_hops: int = 2,
                n_context: int = 10, max_attempts: int = 400, filters: bool = False,
-               choices: int = CHOOSE_PATHS) -> Offer:
+               choices: int = CHOOSE_PATHS, rungs: Budgets | None = None) -> Offer:
     """Offer ``index``: a path unique without filters (so that a proposal can express it), verified
     by the oracle; in ``generate`` mode with nearby distractor edges; in ``choose`` mode among
     `CHOOSE_PATHS` verified paths from the same start, shuffled, numbered in the prompt. ``filters``
     (choose mode only): the paths are the task families' own, narrowed by filters where a hop has
     several candidates ("the acquaintance of X who lives in L"), as hard as the seed tasks; ``choices``: how
-    many paths a choose-mode offer numbers (a start with fewer verified paths is skipped). Pure in (seed, index)."""
+    many paths a choose-mode offer numbers (a start with fewer verified paths is skipped). ``rungs`` (choose mode):
+    the budgets the answerer plays under; each choice then carries its demonstrator's number of steps under them
+    (``steps``), and a start whose paths the demonstrator does not all solve there is skipped. Pure in (seed,
+    index)."""
     if mode not in OFFER_MODES:
         raise ConfigError(f"offer mode must be one of {OFFER_MODES}, got {mode!r}")
     if not 1 <= max_hops <= MAX_PROPOSAL_HOPS:
@@ -213,15 +221,57 @@ def make_offer(world: World, seed: int, index: int, *, mode: str = "fixed", max_
             # so offers are unchanged by what travels with their paths
             triples = list(zip(paths, queries, families))
             rng.shuffle(triples)
-            return Offer(mode, start, edges, tuple(dict.fromkeys(e for p, _, _ in triples for e in p)),
-                         f"{seed}-{index}", tuple(p for p, _, _ in triples),
-                         tuple(q for _, q, _ in triples) if filters else (), tuple(f for _, _, f in triples))
+            offer = Offer(mode, start, edges, tuple(dict.fromkeys(e for p, _, _ in triples for e in p)),
+                          f"{seed}-{index}", tuple(p for p, _, _ in triples),
+                          tuple(q for _, q, _ in triples) if filters else (), tuple(f for _, _, f in triples))
+            if rungs is None:
+                return offer
+            steps = _demonstrated(world, offer, rungs)
+            if steps is not None:
+                return dataclasses.replace(offer, steps=steps)
+            continue
         context = edges
         if mode == "generate":
             context = edges + tuple(distractor_edges(world, path, edges, rng, n_context - len(edges)))
             context = tuple(rng.sample(context, len(context)))
         return Offer(mode, start, edges, context, f"{seed}-{index}")
     raise ConfigError(f"no offer found at index {index} after {max_attempts} attempts")
+
+
+def choice_task(world: World, offer: Offer, k: int, task_id: str = "offer") -> Task | None:
+    """Choice ``k`` (1-based) of a choose-mode offer as the task it stands for, its question phrased by osint-gym
+    (seeded by the offer and the number, so a proposal and its offer read the same question); None if it does not
+    walk from the offer's start."""
+    chain = walk_path(offer.start, offer.choices[k - 1], offer.query(k))
+    if chain is None:
+        return None
+    query, path = chain
+    rng = random.Random(f"choose:{offer.offer_id}:{k}")
+    question = question_text(world, query, world.type_of(path[-1]), [world.type_of(n) for n in path[1:]], rng)
+    return Task(task_id, question, (path[-1],), tuple(canonical_edge(e) for e in offer.choices[k - 1]), "generated",
+                difficulty_for_hops(query.n_hops), query, world.type_of(path[-1]))
+
+
+def _demonstrated(world: World, offer: Offer, budgets: Budgets) -> tuple[int, ...] | None:
+    """Each choice's number of demonstrator steps under ``budgets`` (`OSINTEnv.demonstration`), or None if the
+    demonstrator does not solve every choice within them."""
+    from osint_gym.env import OSINTEnv  # offers sit below the env for everything else; only rungs need it
+
+    steps = []
+    for k in range(1, len(offer.choices) + 1):
+        task = choice_task(world, offer, k)
+        try:
+            if task is None:
+                return None
+            env = OSINTEnv(world=world, tasks=[task], start_depth=0, max_steps=budgets.max_steps,
+                           max_parallel_calls=budgets.max_parallel_calls,
+                           max_observation_chars=budgets.max_observation_chars,
+                           observation_format=budgets.observation_format)
+            env.reset(seed=0, options={"task_index": 0})
+            steps.append(len(env.demonstration()))
+        except TaskError:
+            return None
+    return tuple(steps)
 
 
 def walk_text(offer: Offer, path: tuple[Edge, ...] | None = None, query: Query | None = None) -> str:

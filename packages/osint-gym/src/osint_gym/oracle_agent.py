@@ -3,8 +3,9 @@
 `OracleAgent` acts through ``env.step``: it is built from the env's task (the privileged upper bound knows what
 the question means) but reads every fact back out of the observations it receives (JSON, or compact through
 `osint_gym.compact.parse_compact`), never out of the world. It writes JSON actions or the short syntax
-(``action_format="short"``). `oracle_continuation` continues another agent's episode from the state it reached
-(the oracle as a teacher), and `unseen_ids` finds the ids an episode used before the agent could have seen them.
+(``action_format="short"``). `unseen_ids` finds the ids an episode used before the agent could have seen them;
+`osint_gym.agents.oracle_continuation` continues another agent's episode from the state it reached (the oracle as
+a teacher).
 """
 
 from __future__ import annotations
@@ -12,15 +13,26 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Protocol
 
 from osint_gym.actions import parse_action, short_action
 from osint_gym.compact import CompactError, parse_compact
-from osint_gym.env import OSINTEnv
 from osint_gym.episode import ACTION_FORMATS, EpisodeRecord, Turn
 from osint_gym.errors import ConfigError
 from osint_gym.schema import ID_PATTERN, Edge
 from osint_gym.tasks.oracle import Call, Plan, oracle_plan
+from osint_gym.tasks.task import Task
+from osint_gym.world.graph import World
+
+
+class TaskEnv(Protocol):
+    """What the oracle reads of an env after its reset (`osint_gym.env.OSINTEnv` is one): the task, the world and the
+    parallel-call budget. A protocol, so that the env can play the demonstrator itself (its start depth) without an
+    import circle."""
+
+    task: Task | None
+    world: World
+    max_parallel_calls: int
 
 
 def read_observation(observation: str) -> dict[str, Any]:
@@ -58,7 +70,7 @@ class OracleAgent:
         self.names_first = names_first
         self._plan: Plan | None = None
 
-    def reset(self, env: OSINTEnv, observation: str = "", info: dict[str, Any] | None = None, *,
+    def reset(self, env: TaskEnv, observation: str = "", info: dict[str, Any] | None = None, *,
               history: Sequence[Turn] = ()) -> None:
         task = env.task
         if task is None or task.query is None:
@@ -169,30 +181,6 @@ def _results_of(observation: str) -> list[Any]:
     entries = read_observation(observation).get("results", [])
     entries = entries if isinstance(entries, list) else []
     return [e.get("result") if isinstance(e, dict) and e.get("ok") else None for e in entries]
-
-
-def oracle_continuation(env: OSINTEnv, actions: Sequence[str], *, action_format: str = "short",
-                        seed: int | None = 0, options: dict[str, Any] | None = None) -> EpisodeRecord | None:
-    """The episode in which another agent took ``actions`` and the demonstrator (`OracleAgent` with
-    ``names_first``) then continued from the state they reached, within the step budget left: the
-    oracle as a teacher on a student's own state (DAgger-style expert relabelling). The teacher
-    treats what the student already read as read (``history``), so it does not fetch it again.
-    ``None`` when the student's actions already ended the episode (nothing is left to continue).
-    The record's first ``len(actions)`` turns are the student's; whether the continuation is correct
-    and uses only ids the agent had seen is the caller's check (``record.correct``, `unseen_ids`)."""
-    first, info = env.reset(seed=seed, options=options)
-    for action in actions:
-        _, _, terminated, truncated, info = env.step(action)
-        if terminated or truncated:
-            return None
-    history = env.episode().turns
-    teacher = OracleAgent(action_format, names_first=True)
-    teacher.reset(env, first, info, history=history)
-    observation = history[-1].observation if history else first
-    while True:
-        observation, _, terminated, truncated, _ = env.step(teacher.act(observation))
-        if terminated or truncated:
-            return env.episode()
 
 
 def unseen_ids(record: EpisodeRecord, from_turn: int = 0) -> list[str]:

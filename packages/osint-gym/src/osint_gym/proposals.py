@@ -16,6 +16,10 @@ with one number::
 
     P: 2
 
+An offer with rungs shows each path's number of demonstrator steps too, and the generator may add how many of
+them the answerer plays (``P: 2 1``: only the last; `osint_gym.rungs`): the task starts after the others
+(``Task.start_depth``), and a path of K steps has K rungs.
+
 osint-gym resolves it to exactly the offered path, phrases the question itself (`question_text`) and
 verifies the task like any other, so a proposal cannot miscopy an id, a handle or a name: what is
 left to the generator is which path to ask about, the choice its learnability reward shapes. A
@@ -45,6 +49,7 @@ from osint_gym.offers import (
     OFFER_MODES,
     Offer,
     chain_query,
+    choice_task,
     make_offer,
     walk_path,
     walk_text,
@@ -70,6 +75,7 @@ __all__ = ["CHOOSE_PATHS", "MAX_CHOICES", "MAX_PROPOSAL_HOPS", "OFFER_MODES", "O
 
 SYSTEM_PROMPT = "Write a question whose answer is one entity, as Q:, A: and E: lines."
 CHOOSE_SYSTEM_PROMPT = "Choose the path to ask about: reply P: and its number."
+RUNG_SYSTEM_PROMPT = "Choose a path and how many of its steps the answerer plays: reply P:, its number and the steps."
 _LINE = re.compile(r"^\s*([QAEP])\s*:\s*(.*)$", re.IGNORECASE)
 
 
@@ -78,17 +84,22 @@ class Proposal:
     question: str
     answer: str
     evidence: tuple[Edge, ...]
-    refs: tuple[int, ...] = ()  # choose mode: the numbers written on the P: line (valid: one, 1-based)
+    # choose mode: the numbers written on the P: line: a path's number (1-based) and, for an offer with rungs, the
+    # steps of its demonstration the answerer plays (the rest are given; without it, all of them)
+    refs: tuple[int, ...] = ()
 
 
 def generator_messages(world: World, offer: Offer) -> list[dict[str, str]]:
     """The chat prompt of the generator for an offer."""
     if offer.mode == "fixed":
         user = f"Path: {walk_text(offer)}\nStart: {world.surface(offer.start)} = {offer.start}"
-    elif offer.mode == "choose":  # numbered paths: the proposal names one by its number
-        lines = "\n".join(f"{k}: {walk_text(offer, c, offer.query(k))}" for k, c in enumerate(offer.choices, 1))
+    elif offer.mode == "choose":  # numbered paths: the proposal names one by its number (with rungs, its steps too)
+        lines = "\n".join(f"{k}: {walk_text(offer, c, offer.query(k))}"
+                          + (f" ({offer.steps[k - 1]} steps)" if offer.steps else "")
+                          for k, c in enumerate(offer.choices, 1))
         user = f"Start: {world.surface(offer.start)} = {offer.start}\n{lines}"
-        return [{"role": "system", "content": CHOOSE_SYSTEM_PROMPT}, {"role": "user", "content": user}]
+        system = RUNG_SYSTEM_PROMPT if offer.steps else CHOOSE_SYSTEM_PROMPT
+        return [{"role": "system", "content": system}, {"role": "user", "content": user}]
     else:  # the generator picks the start and the path itself
         lines = "; ".join(f"{e.head} {e.relation} {e.tail}" for e in offer.context)
         names = "; ".join(
@@ -116,7 +127,12 @@ def gold_proposal(world: World, offer: Offer, seed: int = 0) -> str:
     if offer.mode == "choose":  # the number of the offered path (with filters, its evidence is no chain)
         if offer.path not in offer.choices:
             raise ConfigError(f"offer {offer.offer_id!r}: its path is not one of its choices")
-        return format_proposal(Proposal("", "", (), (offer.choices.index(offer.path) + 1,)))
+        k = offer.choices.index(offer.path) + 1
+        if not offer.steps:
+            return format_proposal(Proposal("", "", (), (k,)))
+        # a rung drawn at random, so the format is taught without a preference the frontier reward should shape
+        left = random.Random(f"gold:{seed}:{offer.offer_id}").randint(1, offer.steps[k - 1])
+        return format_proposal(Proposal("", "", (), (k, left)))
     chain = chain_query(offer.start, offer.path)
     if chain is None:
         raise ConfigError(f"offer {offer.offer_id!r}: its path is not a chain from its start")
@@ -189,11 +205,18 @@ def validate_proposal(
     if isinstance(proposal, str):
         return Verdict(FailureReason.MALFORMED, proposal), None
     chosen: tuple[Query, list[str]] | None = None  # a choice's query (with any filters) and the entities it visits
+    depth = 0  # a rung: the demonstrator steps given before the answerer plays
+    rung: dict[str, int] = {}  # and the demonstration's length, for the record
     if (offer is not None and offer.mode == "choose") or proposal.refs:
         resolved = resolve_choice(world, proposal, offer)
         if isinstance(resolved, Verdict):
             return resolved, None
         proposal, chosen = resolved
+        assert offer is not None  # resolve_choice refuses a proposal without its choose-mode offer
+        if offer.steps:
+            steps = offer.steps[proposal.refs[0] - 1]
+            depth = steps - (proposal.refs[1] if len(proposal.refs) > 1 else steps)
+            rung = {"demonstration_steps": steps}
     if not proposal.evidence:
         if offer is None or offer.mode != "fixed":
             return Verdict(FailureReason.MALFORMED, "missing the E: line (the evidence path)"), None
@@ -230,7 +253,7 @@ def validate_proposal(
         return Verdict(FailureReason.NOT_A_PATH, "the evidence chain revisits an entity"), None
     task = Task(task_id, proposal.question, (proposal.answer,), tuple(canonical_edge(e) for e in proposal.evidence),
                 "generated", difficulty_for_hops(query.n_hops), query, world.type_of(proposal.answer),
-                {"source": "proposal", "world": world.name, "world_seed": world.seed})
+                {"source": "proposal", "world": world.name, "world_seed": world.seed, **rung}, start_depth=depth)
     verdict = verify_task(world, task, max_steps=max_steps, max_parallel_calls=max_parallel_calls)
     if not verdict.ok:
         return verdict, None
@@ -243,24 +266,27 @@ def resolve_choice(
 ) -> tuple[Proposal, tuple[Query, list[str]]] | Verdict:
     """A choose-mode proposal as the question, answer and evidence it stands for, with the query and
     the entities it visits: its number is the offered path it names, and osint-gym phrases the
-    question (seeded by the offer and the number). A `Verdict` says why it stands for none."""
+    question (`osint_gym.offers.choice_task`, seeded by the offer and the number). With rungs (``offer.steps``) a
+    second number may name how many of the path's demonstrator steps the answerer plays (1 to all of them). A
+    `Verdict` says why it stands for none."""
     if offer is None or offer.mode != "choose":
         return Verdict(FailureReason.MALFORMED, "a path number (a P: line) answers a choose-mode offer only")
-    if len(proposal.refs) != 1:
-        return Verdict(
-            FailureReason.MALFORMED, f"a choose-mode offer takes one path number (P: k), got {len(proposal.refs)}"
-        )
+    most = 2 if offer.steps else 1
+    if not 1 <= len(proposal.refs) <= most:
+        shape = "a path number and its steps (P: k n)" if offer.steps else "one path number (P: k)"
+        return Verdict(FailureReason.MALFORMED, f"a choose-mode offer takes {shape}, got {len(proposal.refs)} numbers")
     k = proposal.refs[0]
     if not 1 <= k <= len(offer.choices):
         return Verdict(FailureReason.OUT_OF_RANGE, f"path {k} was not offered (paths 1..{len(offer.choices)})")
-    edges = offer.choices[k - 1]
-    chain = walk_path(offer.start, edges, offer.query(k))
-    if chain is None:  # an offer built by make_offer never gets here; a hand-made one might
+    if len(proposal.refs) == 2 and not 1 <= proposal.refs[1] <= offer.steps[k - 1]:
+        return Verdict(FailureReason.OUT_OF_RANGE, f"path {k} takes {offer.steps[k - 1]} steps; the answerer plays "
+                                                   f"1..{offer.steps[k - 1]} of them, not {proposal.refs[1]}")
+    task = choice_task(world, offer, k)
+    if task is None or task.query is None:  # an offer built by make_offer never gets here; a hand-made one might
         return Verdict(FailureReason.NOT_A_PATH, f"offered path {k} does not walk from {offer.start}")
-    query, path = chain
-    rng = random.Random(f"choose:{offer.offer_id}:{k}")
-    question = question_text(world, query, world.type_of(path[-1]), [world.type_of(n) for n in path[1:]], rng)
-    return Proposal(question, path[-1], edges, proposal.refs), (query, path)
+    chain = walk_path(offer.start, offer.choices[k - 1], offer.query(k))
+    assert chain is not None  # choice_task walked it
+    return Proposal(task.question, task.answer, offer.choices[k - 1], proposal.refs), chain
 
 
 @dataclass
@@ -297,11 +323,13 @@ def validate_sampled(
 
 
 def stream_offers(world: World, seed: int, stream: str, n: int, *, mode: str = "fixed", max_hops: int = 2,
-                  filters: bool = False, choices: int = CHOOSE_PATHS) -> list[Offer]:
+                  filters: bool = False, choices: int = CHOOSE_PATHS, rungs: Budgets | None = None) -> list[Offer]:
     """Offers ``0 .. n-1`` of the named ``stream`` of ``seed`` in one world (`make_offer` seeded by
-    `osint_gym.streams.stream_seed`), so that no two samplers of offers share an item."""
+    `osint_gym.streams.stream_seed`), so that no two samplers of offers share an item; ``rungs``: the budgets whose
+    demonstrator steps each choice carries (`make_offer`)."""
     s = stream_seed(seed, stream)
-    return [make_offer(world, s, i, mode=mode, max_hops=max_hops, filters=filters, choices=choices) for i in range(n)]
+    return [make_offer(world, s, i, mode=mode, max_hops=max_hops, filters=filters, choices=choices, rungs=rungs)
+            for i in range(n)]
 
 
 Generate = Callable[[list[list[dict[str, str]]]], list[str]]  # generator prompts -> one completion each

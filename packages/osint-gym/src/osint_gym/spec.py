@@ -19,6 +19,7 @@ from osint_gym.agents import Agent, BatchAgent, run_episode, run_episodes
 from osint_gym.env import OSINTEnv
 from osint_gym.episode import ACTION_FORMATS, EpisodeRecord
 from osint_gym.errors import ConfigError
+from osint_gym.rungs import RUNG_MODES
 from osint_gym.tasks.task import DEFAULT_BUDGETS, Budgets, Task
 from osint_gym.world import World
 
@@ -42,10 +43,13 @@ class EpisodeSpec:
     budgets: Budgets = DEFAULT_BUDGETS
     action_format: str = "json"
     describe_tools: bool = True
+    rung_mode: str = "given"  # how a task's start depth is served (`osint_gym.rungs`): steps given, or hinted
 
     def __post_init__(self) -> None:
         if self.action_format not in ACTION_FORMATS:
             raise ConfigError(f"action_format must be one of {ACTION_FORMATS}, got {self.action_format!r}")
+        if self.rung_mode not in RUNG_MODES:
+            raise ConfigError(f"rung_mode must be one of {RUNG_MODES}, got {self.rung_mode!r}")
         if not isinstance(self.describe_tools, bool):
             raise ConfigError(f"describe_tools must be true or false, got {self.describe_tools!r}")
 
@@ -59,7 +63,7 @@ class EpisodeSpec:
         b = self.budgets
         return {"max_steps": b.max_steps, "max_parallel_calls": b.max_parallel_calls,
                 "max_observation_chars": b.max_observation_chars, "observation_format": b.observation_format,
-                "describe_tools": self.describe_tools}
+                "describe_tools": self.describe_tools, "action_format": self.action_format, "rung_mode": self.rung_mode}
 
     # ------------------------------------------------------------------ envs and episodes
     def make_env(self, world: World, task: Task) -> OSINTEnv:
@@ -88,6 +92,11 @@ class EpisodeSpec:
         (`chat.supports_tools`), which then get the schemas through `template_kwargs`; ``full_schemas``
         writes them into a plain system prompt instead (osint-eval's ``--full-schemas``)."""
         schemas = info.get("tools") if full_schemas and not native else None
+        given = info.get("given_turns")
+        if given:  # a start depth: the given turns stand in the conversation as the agent's earlier turns
+            return chat.episode_messages(info["opening"], [t["action"] for t in given],
+                                         [t["observation"] for t in given], schemas=schemas, native=native,
+                                         short=self.short, system=self.describe_tools)
         return chat.start_messages(observation, schemas, native=native, short=self.short, system=self.describe_tools)
 
     def template_kwargs(self, info: dict[str, Any], native: bool) -> dict[str, Any]:
@@ -106,14 +115,15 @@ class EpisodeSpec:
 
     # ------------------------------------------------------------------ files
     def to_dict(self) -> dict[str, Any]:
-        return {**self.env_kwargs(), "action_format": self.action_format}
+        return self.env_kwargs()
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> EpisodeSpec:
         values = dict(data)
         action_format = values.pop("action_format", "json")
         describe_tools = values.pop("describe_tools", True)
-        return cls(Budgets(**values), action_format, describe_tools)
+        rung_mode = values.pop("rung_mode", "given")
+        return cls(Budgets(**values), action_format, describe_tools, rung_mode)
 
 
 DEFAULT_SPEC = EpisodeSpec()

@@ -20,11 +20,12 @@ PAIRED = {
     "hard_final_vs_sft_control": "final vs control",
     "hard_final_vs_uniform_control": "final vs uniform_control",
     "hard_final_vs_curriculum_control": "final vs curriculum_control",
-    "hard_imitation_reference_vs_warm_start": "imitation_reference vs warm_start",
+    "hard_final_vs_reverse_schedule": "final vs reverse_control",
+    "hard_final_vs_imitation_reference": "final vs imitation_reference",
 }
-NAMES = ("generator_reward_last_vs_first_quarter", "frontier_share_last_round", "hard_final_vs_warm_start",
-         "hard_final_vs_sft_control", "hard_final_vs_uniform_control", "hard_final_vs_curriculum_control",
-         "hard_imitation_reference_vs_warm_start", "easy_medium_final", "easy_medium_final_vs_warm_start")
+NAMES = ("generator_reward_last_vs_first_quarter", "frontier_share_last_round", *PAIRED, "easy_medium_final",
+         "easy_medium_final_vs_warm_start")
+CONTROLS = ("control", "uniform_control", "curriculum_control", "reverse_control", "imitation_reference")
 
 
 def generator_quarters(summary: RunSummary, seed: int = 0) -> str:
@@ -62,11 +63,12 @@ def paired_line(subset: SubsetFigures | None, comparison: str) -> str:
     interval, n and McNemar's p."""
     p = subset.comparisons.get(comparison) if subset else None
     if p is None:
-        controls = ("control", "uniform_control", "curriculum_control", "imitation_reference")
-        return CONTROLS_LATER if any(m in controls for m in comparison.split(" vs ")) else "not measured"
+        return CONTROLS_LATER if any(m in CONTROLS for m in comparison.split(" vs ")) else "not measured"
     if not p.n or p.success_delta is None or p.mcnemar is None:
         return "no paired task"
-    return f"{p.success_delta.fmt(pct=True, signed=True, show_n=False)} (n={p.n}), McNemar p={p.mcnemar.p_value:.3g}"
+    where = f" on {' + '.join(subset.splits)}" if subset and subset.splits else ""
+    return (f"{p.success_delta.fmt(pct=True, signed=True, show_n=False)} (n={p.n}){where}, "
+            f"McNemar p={p.mcnemar.p_value:.3g}")
 
 
 def claims(summary: RunSummary, seed: int = 0) -> dict[str, str]:

@@ -13,7 +13,7 @@ from typing import Any
 import tomllib
 
 from osint_eval.modeling import DECODING_MODES
-from osint_gym.benchmark import parse_ref, shares_world
+from osint_gym.benchmark import BENCHMARKS, parse_ref, shares_world
 from osint_gym.errors import from_table, read_toml, unknown_key_message
 from osint_gym.spec import EpisodeSpec
 from osint_gym.tasks import DEFAULT_BUDGETS, Budgets, FailureReason
@@ -179,6 +179,13 @@ class GeneratorConfig:
         "false: paths unique without filters only.",
     )
     offer_choices: int = _f(3, "canonical_graph_mode = 'choose': verified paths each offer numbers (2..9).")
+    rungs: bool = _f(
+        False,
+        "canonical_graph_mode = 'choose', multi-turn: each offered path shows its demonstrator's number of steps "
+        "under the episode's budgets, and a proposal also names how many of them the answerer plays (P: k n): the "
+        "task starts after the others, given (a rung, osint_gym.rungs); its frontier reward is the frozen "
+        "answerer's at that start.",
+    )
     learnability: str = _f("r_zero", "The frontier reward of a task solved with rate 0 < p < 1: 'r_zero' "
                                      "(1 - 2|p - 0.5|) or 'azr' (1 - p).")
     degenerate_reward: float = _f(-0.1, "The frontier reward of a valid task the frozen answerer solves in all or "
@@ -204,8 +211,9 @@ class GeneratorConfig:
     curriculum: bool = _f(
         False,
         "canonical_graph_mode = 'choose': the sample phase also picks a path of each of its offers by the scripted "
-        "frontier curriculum (osint_selfplay.curriculum: p(1 - p) per bin of family x hops x filters, from the "
-        "round's generator episodes) and estimates the frontier share of its picks, the learned generator's control.",
+        "frontier curriculum (osint_selfplay.curriculum: p(1 - p) per bin of family x hops x filters, and steps "
+        "left with rungs, from the round's generator episodes) and estimates the frontier share of its picks, the "
+        "learned generator's control.",
     )
     curriculum_control: bool = _f(
         False,
@@ -267,6 +275,13 @@ class AnswererConfig:
         "the same model with the same GRPO steps, on osint-gym seed tasks only; `osint-selfplay "
         "controls RUN_DIR` trains it after the job instead.",
     )
+    reverse_control: bool = _f(
+        False,
+        "Multi-turn: train R3's fixed reverse curriculum inside the job (arXiv 2402.05808), no generator: every "
+        "round's answerer phase again on its seed tasks, each started where only its demonstrator's last 1, 2, ... "
+        "steps are left (osint_selfplay.data.REVERSE_STAGES stages over the rounds' GRPO steps, the last one the "
+        "whole episode); `osint-selfplay controls RUN_DIR` trains it after the job instead.",
+    )
     cite_evidence: bool = _f(
         True, "Single turn: teach the answerer to copy the evidence lines it follows before the answer (evidence F1)."
     )
@@ -310,9 +325,16 @@ class EpisodeConfig:
         "describe_tools): for a model trained from scratch on this format, whose demonstrations lose a third of "
         "their tokens; a pretrained model needs the description.",
     )
+    rung_mode: str = _f(
+        "given",
+        "Multi turn: how a task's start depth (a rung) is served: 'given' (the demonstrator's first steps played, "
+        "the answerer plays the rest) or 'hint' (those steps only listed after the question, QuestA's partial "
+        "solution; the answerer plays them all).",
+    )
 
     def __post_init__(self) -> None:
         _positive("episode.max_steps", self.max_steps)
+        _choice("episode.rung_mode", self.rung_mode, ("given", "hint"))
         _positive("episode.max_parallel_calls", self.max_parallel_calls)
         _positive("episode.max_observation_chars", self.max_observation_chars, 256)
         _choice("episode.observation_format", self.observation_format, ("json", "compact"))
@@ -323,7 +345,7 @@ class EpisodeConfig:
     def spec(self) -> EpisodeSpec:
         """The `EpisodeSpec` every driver of the multi-turn answerer's episodes is handed."""
         budgets = Budgets(self.max_steps, self.max_parallel_calls, self.max_observation_chars, self.observation_format)
-        return EpisodeSpec(budgets, self.action_format, self.describe_tools)
+        return EpisodeSpec(budgets, self.action_format, self.describe_tools, self.rung_mode)
 
 
 @dataclass(frozen=True)
@@ -472,6 +494,11 @@ class RunConfig:
         "Distinct generated worlds the training data is drawn from (seeds disjoint from the benchmark's), "
         "so that a model learns to read its context instead of memorising one world.",
     )
+    train_world: str = _f(
+        "v0",
+        "The benchmark version whose world settings and task rules the training worlds take: 'v0' and 'v1' the "
+        "default world, 'v2' near-miss decoys (decoy_density 0.8) and minimally constrained tasks.",
+    )
     dry_run: bool = _f(False, "Materialise every dataset and artifact, skip the gradient updates.")
     torch_threads: int = _f(
         0,
@@ -512,9 +539,11 @@ class RunConfig:
         _choice("model_topology", self.model_topology, ("dual", "shared", "forked"))
         _choice("tuning_mode", self.tuning_mode, ("full", "lora"))
         _choice("canonical_graph_mode", self.canonical_graph_mode, ("fixed", "generate", "choose"))
-        if self.generator.offer_filters and self.canonical_graph_mode != "choose":
-            raise ConfigError(f"generator.offer_filters needs canonical_graph_mode = 'choose' (a proposal in "
-                              f"{self.canonical_graph_mode!r} mode cannot state filters)")
+        for name in ("offer_filters", "rungs"):
+            if getattr(self.generator, name) and self.canonical_graph_mode != "choose":
+                raise ConfigError(f"generator.{name} needs canonical_graph_mode = 'choose' (a proposal in "
+                                  f"{self.canonical_graph_mode!r} mode names no offered path)")
+        _choice("train_world", self.train_world, tuple(BENCHMARKS))
         _choice("vllm_mode", self.vllm_mode, ("colocate", "server"))
         if (
             self.use_vllm
@@ -536,11 +565,11 @@ class RunConfig:
                 )
         if self.eval.tasks in self.eval.extra_splits:
             raise ConfigError(f"eval.extra_splits repeats eval.tasks ({self.eval.tasks!r})")
-        if self.eval.curve_tasks and self.answerer.mode != "multi_turn":
-            raise ConfigError(
-                "eval.curve_tasks: the dev curve plays multi-turn episodes; set it to 0 for answerer.mode "
-                f"{self.answerer.mode!r}"
-            )
+        episodes = {"eval.curve_tasks": self.eval.curve_tasks, "generator.rungs": self.generator.rungs,
+                    "answerer.reverse_control": self.answerer.reverse_control}
+        if self.answerer.mode != "multi_turn" and any(episodes.values()):
+            raise ConfigError(f"{next(n for n, on in episodes.items() if on)} plays multi-turn episodes; turn it off "
+                              f"for answerer.mode {self.answerer.mode!r}")
 
     def budgets(self) -> Budgets:
         """The budgets the answerer's tasks are verified under: the multi-turn episode's, else osint-gym's

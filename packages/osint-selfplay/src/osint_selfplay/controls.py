@@ -11,13 +11,17 @@
 - the **curriculum arm** (did the learned generator beat its scripted control?): the same chain on the scripted
   frontier curriculum's frontier tasks of each round (`osint_selfplay.frontier`) instead of the learned
   generator's, the answerer's compute equal in both arms;
+- **R3's fixed schedule** (did the learned generator's rungs beat a fixed reverse curriculum?): the same chain on
+  the seed tasks, each started at a rung that slides from the last step of its demonstration back to the whole
+  episode in stages (`osint_selfplay.data.reverse_rungs`, arXiv 2402.05808), no generator;
 - the **imitation reference** (what does imitation give where demonstrations exist?): (a) with a third of every
   step's rows oracle demonstrations of hard tasks. A reference, not a control: self-play never sees them.
 
 Each trains inside the job (``warm_start.control``, ``answerer.uniform_control``, ``generator.curriculum_control``,
-``warm_start.imitation_control``) or after it, from the finished run's folder (``osint-selfplay controls RUN_DIR``,
-`osint_selfplay.loop.after_run`), which adds them to the run's paired evaluation without running the models already
-evaluated again. All are phases with markers, so an interrupted ``controls`` continues where it stopped.
+``answerer.reverse_control``, ``warm_start.imitation_control``) or after it, from the finished run's folder
+(``osint-selfplay controls RUN_DIR``, `osint_selfplay.loop.after_run`), which adds them to the run's paired evaluation
+without running the models already evaluated again. All are phases with markers, so an interrupted ``controls``
+continues where it stopped.
 
 The loop hands in what the controls need of it as a `ControlHost` (its config, summary, folders and phases) and
 writes what `train` returns into its summary (`RunSummary.record`): this module never imports the loop.
@@ -49,6 +53,7 @@ from osint_selfplay.worlds import WorldPool
 P = TypeVar("P", bound=PhaseResult)
 UNIFORM_PHASE = "answerer_uniform"
 CURRICULUM_PHASE = "answerer_curriculum"
+REVERSE_PHASE = "answerer_reverse"
 IMITATION_PHASE = "imitation_reference"
 # the imitation reference draws this share of every step's rows from hard demonstrations: hard is one of the three
 # difficulties, as in the uniform-task control's seed tasks of every difficulty
@@ -70,7 +75,7 @@ class ControlHost(Protocol):
                   collective: bool = False) -> P: ...
 
     def answerer_phase(self, r: int, current: Models, name: str, *, generated_from: str | None = "tasks.jsonl",
-                       as_step: str | None = None) -> AnswererResult: ...
+                       as_step: str | None = None, reverse: bool = False) -> AnswererResult: ...
 
 
 def budget_steps(rounds: list[RoundSummary], warm: SFTResult) -> tuple[int, float]:
@@ -158,11 +163,12 @@ def train_imitation_reference(run: ControlHost) -> ControlResult:
     return _continue_warm_start(run, IMITATION_PHASE, "imitation reference (hard demonstrations)", extra=hard)
 
 
-def train_answerer_arm(run: ControlHost, name: str, generated_from: str | None) -> ArmResult:
+def train_answerer_arm(run: ControlHost, name: str, generated_from: str | None, reverse: bool = False) -> ArmResult:
     """Every round's answerer phase again, chained from the model the first one started from, each on the same
     seed tasks and GRPO seed as the round's own, with the round's generated tasks in ``generated_from`` (a file of
-    its sample phase; None: seed tasks only), into phase folders ``name``. The rounds' generator phases do not
-    run again: with model_topology = 'shared' their updates of the shared model between rounds are left out."""
+    its sample phase; None: seed tasks only), into phase folders ``name``; ``reverse``: those seed tasks at R3's
+    rungs (`data.reverse_rungs`). The rounds' generator phases do not run again: with model_topology = 'shared' their
+    updates of the shared model between rounds are left out."""
     phases_ = [rnd.answerer for rnd in run.summary.rounds]
     if not phases_ or not all(phases_):
         raise ConfigError(f"the {name} control repeats every round's answerer phase; this run lacks one")
@@ -173,7 +179,7 @@ def train_answerer_arm(run: ControlHost, name: str, generated_from: str | None) 
     results = []
     for r in range(len(phases_)):
         results.append(run.answerer_phase(r, Models.both(start), name, generated_from=generated_from,
-                                          as_step="answerer"))
+                                          as_step="answerer", reverse=reverse))
         start = str(run.run_dir(r, name) / "final_model")
     return ArmResult(rounds=results, model=start, mix=[res.mix or TaskMix() for res in results],
                      reward_first=results[0].reward_first, reward_last=results[-1].reward_last)
@@ -190,10 +196,10 @@ def train_uniform_tasks(run: ControlHost) -> ArmResult:
 
 
 def train(run: ControlHost, *, equal_compute: bool, uniform: bool, curriculum: bool = False,
-          imitation: bool = False) -> ControlResults:
+          imitation: bool = False, reverse: bool = False) -> ControlResults:
     """Train the controls asked for; returns {summary field: result} (``control``, ``uniform_control``,
-    ``curriculum_control``, ``imitation_reference``), each result's ``model`` the one to evaluate (none: a uniform
-    control that would repeat the run). The caller writes them into its summary."""
+    ``curriculum_control``, ``reverse_control``, ``imitation_reference``), each result's ``model`` the one to
+    evaluate (none: a uniform control that would repeat the run). The caller writes them into its summary."""
     results: ControlResults = {}
     if equal_compute:  # a packed warm start: checked when the run is built (`SelfPlayRun`) or by `loop.after_run`
         results["control"] = train_equal_compute(run)
@@ -201,6 +207,8 @@ def train(run: ControlHost, *, equal_compute: bool, uniform: bool, curriculum: b
         results["uniform_control"] = train_uniform_tasks(run)
     if curriculum:
         results["curriculum_control"] = train_answerer_arm(run, CURRICULUM_PHASE, "curriculum_tasks.jsonl")
+    if reverse:  # R3's fixed schedule: seed tasks from the last step back to the whole episode, no generator
+        results["reverse_control"] = train_answerer_arm(run, REVERSE_PHASE, None, reverse=True)
     if imitation:
         results["imitation_reference"] = train_imitation_reference(run)
     return results

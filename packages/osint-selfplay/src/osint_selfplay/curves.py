@@ -159,7 +159,8 @@ def _point(x: int, label: str, p: DevPoint | Count) -> CurvePoint:
 def selfplay_curves(rounds: list[RoundSummary]) -> list[Curve]:
     """The climb, per round and step: the generator's reward per GRPO step (its proposals' mean), the frontier
     share of the valid proposals of each round's sample (the learned generator's and, where measured, the
-    scripted curriculum's), and the mean hops of the tasks that trained each round's answerer."""
+    scripted curriculum's), the mean hops of the tasks that trained each round's answerer, and with rungs the mean
+    start depth of the generator's picks and of those tasks."""
     reward: list[CurvePoint] = []
     offset = 0
     for rnd in rounds:
@@ -170,7 +171,14 @@ def selfplay_curves(rounds: list[RoundSummary]) -> list[Curve]:
         offset += len(steps)
     share = {"learned generator": [], "scripted curriculum": []}  # type: dict[str, list[CurvePoint]]
     hops: list[CurvePoint] = []
+    depth: dict[str, list[CurvePoint]] = {"the learned generator's valid picks": [],
+                                          "the tasks that trained the answerer": []}
     for rnd in rounds:
+        mixed = rnd.answerer.mix if rnd.answerer else None
+        for name, counts in zip(depth, (rnd.sampled.depths if rnd.sampled else None, mixed.depths if mixed else None)):
+            values = [int(d) for d, n in (counts or {}).items() for _ in range(n)]
+            if values:
+                depth[name].append(CurvePoint(rnd.round, bootstrap_mean(values), f"round {rnd.round}"))
         arms = (("learned generator", rnd.sampled), ("scripted curriculum", rnd.sampled and rnd.sampled.curriculum))
         for name, arm in arms:
             if arm and arm.valid:
@@ -191,4 +199,8 @@ def selfplay_curves(rounds: list[RoundSummary]) -> list[Curve]:
     if hops:
         curves.append(Curve("mean hops of the tasks that trained the answerer", "round", "hops (95% CI)", hops,
                             rate=False))
+    for name, pts in depth.items():  # the climb: depth falls while hops rise
+        if pts:
+            curves.append(Curve(f"mean start depth of {name} (given demonstrator steps)", "round",
+                                "start depth (95% CI)", pts, rate=False))
     return curves

@@ -63,7 +63,8 @@ def seed_tasks(pool: WorldPool, cfg: RunConfig, n: int, offset: int, stream: str
     for i in range(part, n, parts):
         world = pool.pick(offset + i)
         if world.seed not in samplers:
-            samplers[world.seed] = TaskSampler(world, streams.stream_seed(cfg.seed, stream), budgets=budgets)
+            samplers[world.seed] = TaskSampler(world, streams.stream_seed(cfg.seed, stream), budgets=budgets,
+                                               minimal_constraints=pool.minimal_constraints)
         out.append((world, samplers[world.seed].sample(offset + i, difficulty=diffs[i % len(diffs)])))
     return out
 
@@ -76,7 +77,8 @@ def offer_rows(
         world = pool.pick(i)
         offer = proposals.make_offer(world, streams.stream_seed(cfg.seed, stream), i, mode=cfg.canonical_graph_mode,
                                      max_hops=cfg.generator.max_hops, filters=cfg.generator.offer_filters,
-                                     choices=cfg.generator.offer_choices)
+                                     choices=cfg.generator.offer_choices,
+                                     rungs=cfg.budgets() if cfg.generator.rungs else None)
         rows.append(
             {"prompt": proposals.generator_messages(world, offer), "offer": offer.to_json(), "world_seed": world.seed}
         )
@@ -148,15 +150,55 @@ def frontier_seed_tasks(pool: WorldPool, cfg: RunConfig, n: int, offset: int, st
     return kept, counts
 
 
+def demonstration_steps(world: World, task: Task, spec: EpisodeSpec) -> int | None:
+    """The number of steps the demonstrator takes on ``task`` under ``spec`` (its rungs), None if it does not solve
+    it there."""
+    env = spec.make_env(world, task)
+    spec.reset(env)
+    try:
+        return len(env.demonstration())
+    except TaskError:
+        return None
+
+
+Items = list[tuple[World, Task, str]]  # (world, task, source) in a phase's training order
+# R3's stages: the answerer plays the last 1, 2, 3 steps of a task's demonstration, then the whole episode
+REVERSE_STAGES = 4
+
+
+def reverse_rungs(cfg: RunConfig, items: Items, round_index: int) -> Items:
+    """R3's fixed reverse curriculum (arXiv 2402.05808) over a phase's tasks in training order: the rounds' tasks
+    run through `REVERSE_STAGES` stages, and a task of stage s (0-based) starts where only the last s + 1
+    steps of its demonstration are left, the last stage at depth 0 (a task the demonstrator does not solve within the
+    budgets stays at depth 0). Each task records its demonstration's length."""
+    spec, stages = cfg.episode.spec(), REVERSE_STAGES
+    out = []
+    for i, (world, task, source) in enumerate(items):
+        stage = min(stages - 1, (round_index * len(items) + i) * stages // (cfg.rounds * len(items)))
+        steps = demonstration_steps(world, task, spec) if stage < stages - 1 else None
+        if steps is not None:
+            task = dataclasses.replace(task, start_depth=max(0, steps - stage - 1), stamp=None,  # its rows verify it
+                                       provenance={**task.provenance, "demonstration_steps": steps})
+        out.append((world, task, source))
+    return out
+
+
+def in_order(phase: Any) -> Any:
+    """A ``[grpo_*]`` phase config whose trainer takes its rows in order (TRL's ``shuffle_dataset = False``): a
+    schedule's stages come one after the other."""
+    return type(phase)(**{**phase.to_dict(), "shuffle_dataset": False})
+
+
 def mix_answerer_rows(pool: WorldPool, cfg: RunConfig, generated: list[Task], round_index: int,
-                      stream: str = streams.TRAIN,
-                      solve_rates: SolveRates | None = None) -> tuple[list[dict[str, Any]], TaskMix]:
+                      stream: str = streams.TRAIN, solve_rates: SolveRates | None = None,
+                      reverse: bool = False) -> tuple[list[dict[str, Any]], TaskMix]:
     """The answerer's round dataset: generated tasks up to ``generated_share``, seed tasks for the
     rest; if too few generated tasks validated (or lay in the ``answerer.frontier`` band of
     estimated solve rates), seed tasks top them up and the counts are returned. Given
     ``solve_rates`` and ``answerer.seed_candidates`` > 1, the seed tasks are dynamically sampled
     (`frontier_seed_tasks`) and its counts are the mix's ``dynamic_sampling``.
-    Rows are single-turn prompts or multi-turn episode openings, by ``answerer.mode``."""
+    Rows are single-turn prompts or multi-turn episode openings, by ``answerer.mode``; ``reverse``: the tasks start at
+    R3's rungs (`reverse_rungs`)."""
     total = cfg.answerer.tasks_per_round
     want = round(total * cfg.answerer.generated_share)
     band = cfg.answerer.frontier
@@ -174,6 +216,8 @@ def mix_answerer_rows(pool: WorldPool, cfg: RunConfig, generated: list[Task], ro
         seeds = seed_tasks(pool, cfg, total - len(used), round_index * total, stream)
     items += [(w, t, "seed") for w, t in seeds]
     random.Random(f"{cfg.seed}:{stream}_mix:{round_index}").shuffle(items)
+    if reverse:  # R3: the stages follow the (seeded) training order
+        items = reverse_rungs(cfg, items, round_index)
     over_budget = 0
     if cfg.answerer.mode == "multi_turn":
         rows, over_budget = multi_turn_rows(pool, cfg, items)
@@ -185,7 +229,15 @@ def mix_answerer_rows(pool: WorldPool, cfg: RunConfig, generated: list[Task], ro
                          rows=len(rows), unsolvable_under_budget=over_budget, dynamic_sampling=dynamic,
                          mean_hops=sum(hops) / len(hops) if hops else None,
                          hops={str(h): n for h, n in sorted(Counter(hops).items())},
-                         generated_mean_hops=sum(map(task_hops, used)) / len(used) if used else None)
+                         generated_mean_hops=sum(map(task_hops, used)) / len(used) if used else None,
+                         **_depths([t.start_depth for _, t, _ in items]))
+
+
+def _depths(depths: list[int]) -> dict[str, Any]:
+    """A task mix's start depths (rungs), where any task has one: their mean and count per depth."""
+    if not any(depths):
+        return {}
+    return {"mean_depth": sum(depths) / len(depths), "depths": {str(d): n for d, n in sorted(Counter(depths).items())}}
 
 
 def relabel_tasks(pool: WorldPool, cfg: RunConfig, generated: list[Task],

@@ -5,6 +5,7 @@ same tasks (paired)."""
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, Protocol
@@ -118,7 +119,8 @@ def _run_kwargs(cfg: Any, batch_size: int) -> dict[str, Any]:
     }
 
 
-TRAINED = ("warm_start", "final", "control", "uniform_control", "curriculum_control", "imitation_reference")
+TRAINED = ("warm_start", "final", "control", "uniform_control", "curriculum_control", "reverse_control",
+           "imitation_reference")
 RUN_MODELS = ("untrained", *TRAINED)  # the run's own models; every other evaluated policy is scripted
 # the random type-correct guess under its osint-eval policy name; runs made before it was renamed wrote "random_guess"
 GUESS_NAMES = ("random-guess", "random_guess")
@@ -144,9 +146,9 @@ def _pairs(names: list[str], baselines: list[str]) -> list[tuple[str, str]]:
     """(base, candidate) pairs: the run's own steps, the control, then every scripted baseline against each
     trained model."""
     own = [("warm_start", "final"), ("control", "final"), ("uniform_control", "final"), ("curriculum_control", "final"),
-           ("imitation_reference", "final"), ("warm_start", "control"), ("warm_start", "uniform_control"),
-           ("warm_start", "curriculum_control"), ("warm_start", "imitation_reference"), ("untrained", "warm_start"),
-           ("untrained", "final")]
+           ("reverse_control", "final"), ("imitation_reference", "final"), ("warm_start", "control"),
+           ("warm_start", "uniform_control"), ("warm_start", "curriculum_control"), ("warm_start", "reverse_control"),
+           ("warm_start", "imitation_reference"), ("untrained", "warm_start"), ("untrained", "final")]
     pairs = own + [(b, c) for b in baselines for c in TRAINED]
     return [(b, c) for b, c in pairs if b in names and c in names]
 
@@ -248,7 +250,8 @@ def _split_figures(split: Any, pairs: list[tuple[str, str]], seed: int, **more: 
         n_tasks=split.tasks.n,
         headline={name: Headline(**{k: getattr(m.overall, k) for k in HEADLINE}) for name, m in split.models.items()},
         by_difficulty={name: {d: b.success for d, b in m.by_difficulty.items()} for name, m in split.models.items()},
-        easy_medium=subset_figures(split.episodes, pairs, ("easy", "medium"), seed),
+        easy_medium=dataclasses.replace(subset_figures(split.episodes, pairs, ("easy", "medium"), seed),
+                                        splits=[split.tasks.source]),
         comparisons={k: c.overall for k, c in split.comparisons.items()},
         strongest_baseline=split.strongest_baseline,
         **more,

@@ -33,6 +33,11 @@ def arm_figures(tasks: list[Task], proposals: int, **more: Any) -> ArmFigures:
     proposals, frontier share (`FRONTIER_BAND`), mean solve rate and hops."""
     rates = [float(t.provenance["solve_rate"]) for t in tasks]
     in_frontier = sum(map(in_band, rates))
+    rungs = [t for t in tasks if "demonstration_steps" in t.provenance]
+    if rungs:
+        more |= {"mean_depth": sum(t.start_depth for t in rungs) / len(rungs),
+                 "mean_left": sum(t.provenance["demonstration_steps"] - t.start_depth for t in rungs) / len(rungs),
+                 "depths": {str(d): n for d, n in sorted(Counter(t.start_depth for t in rungs).items())}}
     return ArmFigures(
         proposals=proposals,
         valid=len(tasks),
@@ -50,7 +55,7 @@ def curriculum_batch(worlds: list[World], offers: list[Offer], curriculum: Front
                      max_hops: int, id_prefix: str) -> SampledBatch:
     """The scripted curriculum's pick of every offer, validated like a generator's completion."""
     rng = random.Random(seed)
-    picks = [format_proposal(Proposal("", "", (), (curriculum.pick(offer, rng),))) for offer in offers]
+    picks = [format_proposal(Proposal("", "", (), curriculum.pick(offer, rng))) for offer in offers]
     return validate_sampled(worlds, offers, picks, max_hops=max_hops, id_prefix=id_prefix)
 
 

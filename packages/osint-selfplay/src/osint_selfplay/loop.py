@@ -44,8 +44,6 @@ from osint_selfplay.results import (
     EvaluationResult,
     GeneratorResult,
     PhaseResult,
-    RelabelCounts,
-    RelabelResult,
     SampleResult,
     TaskMix,
     WarmStartResult,
@@ -114,7 +112,7 @@ class SelfPlayRun:
         if overwrite and manifest.is_file() and self.dist.is_main:
             shutil.rmtree(self.root)  # only a folder holding a run (run.json), and only once the config is valid
         self.dist.wait()
-        self.pool = WorldPool(cfg.train_worlds, cfg.seed)
+        self.pool = WorldPool.for_run(cfg)
         self.summary = RunSummary()
         self.probe = DevProbe(cfg)
 
@@ -235,7 +233,7 @@ class SelfPlayRun:
                 frozen_answerer_unsolvable_under_budget=solver.unsolvable if solver is not None else 0)
 
         result = self.run_phase(r, "generator", fn, GeneratorResult, collective=True)
-        self._advance(current, "generator", out)
+        self.advance(current, "generator", out)
         return result
 
     def _sample_phase(self, r: int, current: Models) -> SampleResult:
@@ -282,12 +280,13 @@ class SelfPlayRun:
         return SolverSampler.from_config(self.cfg, answerer, seed, temperature)
 
     def answerer_phase(self, r: int, current: Models, name: str, *, generated_from: str | None = "tasks.jsonl",
-                       as_step: str | None = None) -> AnswererResult:
+                       as_step: str | None = None, reverse: bool = False) -> AnswererResult:
         """The answerer's GRPO phase ``name`` of round ``r`` from ``current.answerer``, on the round's generated
         tasks in ``generated_from`` (a file of its sample phase; None: none) that the frontier band admits, and
         seed tasks. ``as_step``: the step whose seed tasks, stream and GRPO seed it repeats (the controls of
         `osint_selfplay.controls`, each into its own folder: the uniform-task control without generated tasks,
-        the curriculum arm on the curriculum's)."""
+        the curriculum arm on the curriculum's). ``reverse``: R3's fixed schedule, its seed tasks started at the
+        stage's rung (`data.reverse_rungs`) and played in order."""
         cfg = self.cfg
         out = self.run_dir(r, name)
         step = as_step or name
@@ -298,7 +297,7 @@ class SelfPlayRun:
         start = current.answerer
 
         def fn() -> AnswererResult:
-            rows, mix = self._answerer_rows(r, start, generated, step, out)
+            rows, mix = self._answerer_rows(r, start, generated, step, out, reverse)
             rollout = None
             if cfg.answerer.mode == "multi_turn":
                 rollout = MultiTurnRollout(self.pool, rows, spec=cfg.episode.spec(),
@@ -310,7 +309,7 @@ class SelfPlayRun:
                 start,
                 rows,
                 reward,
-                cfg.grpo_answerer,
+                data.in_order(cfg.grpo_answerer) if reverse else cfg.grpo_answerer,
                 cfg,
                 out,
                 "answerer",
@@ -329,11 +328,11 @@ class SelfPlayRun:
                                  zero_variance_by_source=reward.zero_variance_share())
 
         result = self.run_phase(r, name, fn, AnswererResult, collective=True)
-        self._advance(current, "answerer", out)
+        self.advance(current, "answerer", out)
         return result
 
-    def _answerer_rows(self, r: int, answerer: str, generated: list[Task], step: str,
-                       out: Path) -> tuple[list[dict[str, Any]], TaskMix]:
+    def _answerer_rows(self, r: int, answerer: str, generated: list[Task], step: str, out: Path,
+                       reverse: bool = False) -> tuple[list[dict[str, Any]], TaskMix]:
         """The answerer phase's rows and mix (`data.mix_answerer_rows`), made by the main process
         (dynamic sampling plays ``answerer``, whose samples may differ across devices) and read back by all."""
         cfg = self.cfg
@@ -346,7 +345,7 @@ class SelfPlayRun:
             stream = streams.TRAIN if step == "answerer" else streams.TRAIN_FIRST
             try:
                 rows, mix = data.mix_answerer_rows(self.pool, cfg, generated, r, stream,
-                                                   solver.solve_rates if solver else None)
+                                                   solver.solve_rates if solver else None, reverse)
             finally:
                 if solver is not None:
                     solver.close()
@@ -356,41 +355,8 @@ class SelfPlayRun:
         return read_jsonl(out / "tasks.jsonl"), TaskMix.from_dict(json.loads((out / "mix.json").read_text()),
                                                                   str(out / "mix.json"))
 
-    def _relabel_phase(self, r: int, current: Models) -> RelabelResult:
-        """Expert relabelling (`osint_selfplay.relabel`): the answerer plays training tasks, the oracle
-        continues its failed episodes from every state they reached, and SFT trains on those
-        continuations (and on the rows of earlier rounds), ``relabel.share`` of every step, beside the
-        warm start's demonstrations."""
-
-        cfg = self.cfg
-        out = self.run_dir(r, "relabel")
-        role = cfg.warm_start_role or "answerer"
-        warm_dir = self.run_dir(None, f"warm_start/{role}")
-        sampled = self.run_dir(r, "sampled") / "tasks.jsonl"
-        generated = [Task.from_dict(row) for row in read_jsonl(sampled)] if sampled.is_file() else []
-
-        def fn() -> RelabelResult:
-            tasks, mix = data.relabel_tasks(self.pool, cfg, generated, r)
-            rows: list[dict[str, Any]] = []
-            counts = RelabelCounts()
-            if not cfg.dry_run:
-                seed = stream_seed(cfg.seed, "relabel_generation", r)
-                rows, counts = relabel.relabelled_rows(current.answerer, self.pool, cfg, tasks, seed,
-                                                       cfg.play.workers)
-            atomic_write_jsonl(out / "relabelled.jsonl", rows)
-            earlier = [row for q in range(r) for row in read_jsonl(self.run_dir(q, "relabel") / "relabelled.jsonl")]
-            if not earlier + rows and not cfg.dry_run:
-                raise ConfigError(f"round {r}: relabelling kept no conversation ({counts}); raise relabel.tasks")
-            return relabel.train(cfg, r, current.answerer, warm_dir, self.summary.warm_start, earlier + rows, out,
-                                 self.probe, self.summary.precision, relabel=counts, tasks=mix,
-                                 aggregated_rows=len(earlier), relabelled_rows=len(earlier) + len(rows),
-                                 start_model=current.answerer)
-
-        result = self.run_phase(r, "relabel", fn, RelabelResult)
-        self._advance(current, "answerer", out)
-        return result
-
-    def _advance(self, current: Models, role: str, out: Path) -> None:
+    def advance(self, current: Models, role: str, out: Path) -> None:
+        """Move ``role`` (both, with a shared model) on to the model phase folder ``out`` trained."""
         path = str(out / "final_model")
         if self.cfg.model_topology == "shared":
             current.generator = current.answerer = path
@@ -443,7 +409,7 @@ class SelfPlayRun:
         self.summary.warm_start_models = warm if cfg.warm_start_on else None
         trained = controls.train(self, equal_compute=cfg.warm_start.control, uniform=cfg.answerer.uniform_control,
                                  curriculum=cfg.generator.curriculum_control,
-                                 imitation=cfg.warm_start.imitation_control)
+                                 imitation=cfg.warm_start.imitation_control, reverse=cfg.answerer.reverse_control)
         self.summary.record(trained)
         models = controls.models(trained)
         if cfg.eval.enabled:
@@ -463,7 +429,7 @@ class SelfPlayRun:
                 round_summary.sampled = self._sample_phase(r, current)
             else:
                 if step == "answerer" and cfg.relabel.enabled:
-                    round_summary.relabel = self._relabel_phase(r, current)
+                    round_summary.relabel = relabel.phase(self, r, current)
                 if step != "answerer" or not cfg.relabel.enabled or cfg.relabel.grpo:
                     setattr(round_summary, step, self.answerer_phase(r, current, step))
         return round_summary
@@ -491,7 +457,8 @@ def _add_controls(run: SelfPlayRun) -> RunSummary:
     packed = cfg.warm_start_on and cfg.warm_start.packing
     trained = controls.train(run, equal_compute=packed and not summary.control, uniform=not summary.uniform_control,
                              curriculum=cfg.generator.curriculum and not summary.curriculum_control,
-                             imitation=packed and cfg.answerer.mode == "multi_turn" and not summary.imitation_reference)
+                             imitation=packed and cfg.answerer.mode == "multi_turn" and not summary.imitation_reference,
+                             reverse=cfg.answerer.mode == "multi_turn" and not summary.reverse_control)
     summary.record(trained)
     models = controls.models(trained)
     if cfg.eval.enabled and models:

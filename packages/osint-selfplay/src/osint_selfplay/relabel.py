@@ -24,8 +24,9 @@ decaying to 0.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 from osint_eval.evaluate import worker_pool
 from osint_eval.policies import HFPolicy
@@ -36,14 +37,18 @@ from osint_gym.spec import RESET_OPTIONS, RESET_SEED
 from osint_gym.tasks import Task
 from osint_gym.world import World
 from osint_selfplay import phases
-from osint_selfplay.artifacts import read_jsonl
+from osint_selfplay.artifacts import atomic_write_jsonl, read_jsonl
 from osint_selfplay.config import RunConfig
-from osint_selfplay.data import rename_words, template_row
-from osint_selfplay.errors import SelfPlayError
+from osint_selfplay.data import relabel_tasks, rename_words, template_row
+from osint_selfplay.errors import ConfigError, SelfPlayError
 from osint_selfplay.precision import Precision
-from osint_selfplay.results import RelabelCounts, RelabelResult, SFTResult, figure_names
+from osint_selfplay.results import PhaseResult, RelabelCounts, RelabelResult, SFTResult, figure_names
 from osint_selfplay.sft import FRESH_WARMUP_STEPS
+from osint_selfplay.state import Models, RunSummary
+from osint_selfplay.streams import stream_seed
 from osint_selfplay.worlds import WorldPool
+
+P = TypeVar("P", bound=PhaseResult)
 
 COUNTS = figure_names(RelabelCounts)
 
@@ -194,3 +199,50 @@ def train(cfg: RunConfig, r: int, student: str, warm_dir: Path, warm: SFTResult 
                              settings={"learning_rate": cfg.relabel.learning_rate, "warmup_steps": FRESH_WARMUP_STEPS,
                                        "decay_fraction": 1.0}, **common)
     return sft.extended(RelabelResult, **more)
+
+
+class RelabelHost(Protocol):
+    """What a relabelling phase needs of the run (`osint_selfplay.loop.SelfPlayRun` is one): its config, worlds,
+    summary so far, dev curve, folders, its way of running a phase, and of moving a role on to a trained model."""
+
+    cfg: RunConfig
+    pool: WorldPool
+    summary: RunSummary
+    probe: Any
+
+    def run_dir(self, round_index: int | None, name: str) -> Path: ...
+
+    def run_phase(self, round_index: int | None, name: str, fn: Callable[[], P], kind: type[P], *,
+                  collective: bool = False) -> P: ...
+
+    def advance(self, current: Models, role: str, out: Path) -> None: ...
+
+
+def phase(run: RelabelHost, r: int, current: Models) -> RelabelResult:
+    """Round ``r``'s expert relabelling: the answerer plays training tasks, the oracle continues its failed episodes
+    from every state they reached, and SFT trains on those continuations (and on the rows of earlier rounds),
+    ``relabel.share`` of every step, beside the warm start's demonstrations."""
+    cfg = run.cfg
+    out = run.run_dir(r, "relabel")
+    warm_dir = run.run_dir(None, f"warm_start/{cfg.warm_start_role or 'answerer'}")
+    sampled = run.run_dir(r, "sampled") / "tasks.jsonl"
+    generated = [Task.from_dict(row) for row in read_jsonl(sampled)] if sampled.is_file() else []
+
+    def fn() -> RelabelResult:
+        tasks, mix = relabel_tasks(run.pool, cfg, generated, r)
+        rows: list[dict[str, Any]] = []
+        counts = RelabelCounts()
+        if not cfg.dry_run:
+            seed = stream_seed(cfg.seed, "relabel_generation", r)
+            rows, counts = relabelled_rows(current.answerer, run.pool, cfg, tasks, seed, cfg.play.workers)
+        atomic_write_jsonl(out / "relabelled.jsonl", rows)
+        earlier = [row for q in range(r) for row in read_jsonl(run.run_dir(q, "relabel") / "relabelled.jsonl")]
+        if not earlier + rows and not cfg.dry_run:
+            raise ConfigError(f"round {r}: relabelling kept no conversation ({counts}); raise relabel.tasks")
+        return train(cfg, r, current.answerer, warm_dir, run.summary.warm_start, earlier + rows, out, run.probe,
+                     run.summary.precision, relabel=counts, tasks=mix, aggregated_rows=len(earlier),
+                     relabelled_rows=len(earlier) + len(rows), start_model=current.answerer)
+
+    result = run.run_phase(r, "relabel", fn, RelabelResult)
+    run.advance(current, "answerer", out)
+    return result

@@ -38,9 +38,11 @@ def _est(e: Estimate | None, pct: bool = True) -> str:
 
 def _arm(arm: ArmFigures) -> str:
     """One arm of a round's frontier sample: valid proposals, frontier share, solve rate and hops."""
+    rungs = (f", mean start depth {_num(arm.mean_depth, 2)} (steps left {_num(arm.mean_left, 2)})"
+             if arm.mean_depth is not None else "")
     return (f"valid {arm.valid}/{arm.proposals}, frontier share {_pct(arm.frontier_share)} "
             f"({arm.in_frontier} in [0.2, 0.8]), mean solve rate {_pct(arm.mean_solve_rate)}, "
-            f"mean hops {_num(arm.mean_hops, 2)}")
+            f"mean hops {_num(arm.mean_hops, 2)}{rungs}")
 
 
 def _round_lines(rnd: RoundSummary) -> list[str]:
@@ -80,7 +82,8 @@ def _answerer_line(a: AnswererResult) -> str:
     mix = a.mix or TaskMix()
     return (
         f"  answerer tasks: {mix.generated} generated + {mix.seed} seed, mean hops "
-        f"{_num(mix.mean_hops, 2)} (top-up {mix.top_up}"
+        f"{_num(mix.mean_hops, 2)}" + (f", mean start depth {_num(mix.mean_depth, 2)}" if mix.mean_depth is not None
+                                       else "") + f" (top-up {mix.top_up}"
         + (f", {mix.outside_frontier} of {mix.valid_generated} valid outside the frontier band {mix.frontier}"
            if mix.frontier else "")
         + (f", {mix.unsolvable_under_budget} dropped: not solvable under the episode's budgets"
@@ -260,6 +263,11 @@ def _control_lines(summary: RunSummary) -> list[str]:
         used = sum(m.generated for m in arm.mix or [])
         tasks = f"{used} of the scripted curriculum's frontier tasks and seed tasks"
         lines.append(_arm_line("curriculum arm", arm, tasks, generated))
+    if summary.reverse_control:
+        depths = [m.mean_depth for m in summary.reverse_control.mix or []]
+        tasks = ("seed tasks started at R3's rungs, from the last step back to the whole episode (mean start depth "
+                 + ", ".join(_num(d, 2) for d in depths) + " by round)")
+        lines.append(_arm_line("R3's fixed schedule", summary.reverse_control, tasks, generated))
     ws = summary.warm_start or SFTResult()
     for label, m in (("equal-compute control", summary.control), ("imitation reference", summary.imitation_reference)):
         if m:

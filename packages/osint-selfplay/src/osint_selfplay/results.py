@@ -218,6 +218,8 @@ class TaskMix(Record):
     mean_hops: float | None = written()
     hops: dict[str, int] = field(default_factory=dict)
     generated_mean_hops: float | None = written()
+    mean_depth: float | None = None  # the tasks' mean start depth (rungs: given demonstrator steps)
+    depths: dict[str, int] | None = None  # tasks per start depth, where any task had one
 
 
 @dataclass(kw_only=True)
@@ -301,6 +303,9 @@ class ArmFigures(Record):
     hops: dict[str, int] = field(default_factory=dict)
     reasons: dict[str, int] | None = None
     bins: dict[str, Any] | None = None
+    mean_depth: float | None = None  # rungs: the valid proposals' mean start depth (given demonstrator steps)
+    mean_left: float | None = None  # and the mean of the steps they leave the answerer
+    depths: dict[str, int] | None = None  # valid proposals per start depth
 
 
 # ---------------------------------------------------------------------------------------------- phase results

@@ -197,7 +197,7 @@ class GeneratorReward:
             self.estimates[signature] = p
             _, _, the_offer, proposal = valid[i]
             if the_offer.mode == "choose" and proposal.refs:
-                self.observations.append({"bin": choice_bin(the_offer, proposal.refs[0]).key(),
+                self.observations.append({"bin": choice_bin(the_offer, *proposal.refs[:2]).key(),
                                           "solved": round(p * self.solver.k), "played": self.solver.k})
         return [self.estimates[signature] for signature in signatures]
 

@@ -104,6 +104,7 @@ class RunSummary:
     control: ControlResult | None = None
     uniform_control: ArmResult | None = None
     curriculum_control: ArmResult | None = None
+    reverse_control: ArmResult | None = None
     imitation_reference: ControlResult | None = None
     evaluation: EvaluationResult | None = None
     claims: dict[str, str] | None = None  # the headline, one line each (osint_selfplay.claims)
@@ -140,7 +141,8 @@ class RunSummary:
 
 _SUMMARY_KINDS: dict[str, Any] = {"warm_start": WarmStartResult, "dev_curve_start": DevPoint,
                                   "control": ControlResult, "uniform_control": ArmResult,
-                                  "curriculum_control": ArmResult, "imitation_reference": ControlResult,
+                                  "curriculum_control": ArmResult, "reverse_control": ArmResult,
+                                  "imitation_reference": ControlResult,
                                   "evaluation": EvaluationResult, "final_models": Models,
                                   "warm_start_models": Models, "precision": Precision}
 

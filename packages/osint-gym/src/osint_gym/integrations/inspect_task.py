@@ -16,7 +16,9 @@ by default, ``v1:test``, ``v2:test``, ``v2:hard``, ...), ``difficulty``,
 budget, default 24), ``max_parallel_calls`` (4) and ``max_observation_chars`` (16384), and the difficulty knobs
 (`osint_gym.knobs`): ``hops`` filters the tasks by their number of hops; ``decoy_density`` and
 ``name_collision_rate`` sample ``limit`` tasks (100 by default) from a world generated with them, world and task
-seed ``seed`` (0), instead of a split.
+seed ``seed`` (0), instead of a split. ``start_depth`` (0) starts every episode after the demonstrator's first k
+steps (`osint_gym.rungs`): the sample's input becomes the question followed by the given steps, and a split with a
+task too short for that depth is a one-line error.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ from inspect_ai.scorer import (
 )
 from inspect_ai.solver import Solver, TaskState
 
+from osint_gym import rungs
 from osint_gym.env import OSINTEnv
 from osint_gym.episode import EpisodeRecord
 from osint_gym.errors import ConfigError
@@ -89,7 +92,7 @@ def osint_v0(split: str | None = None, difficulty: str | None = None, family: st
              max_parallel_calls: int = DEFAULT_BUDGETS.max_parallel_calls,
              max_observation_chars: int = DEFAULT_BUDGETS.max_observation_chars, solver: Solver | None = None,
              hops: int | None = None, decoy_density: float | None = None, name_collision_rate: float | None = None,
-             seed: int = 0) -> Task:
+             seed: int = 0, start_depth: int = 0) -> Task:
     """OSINT-v0 tasks of a benchmark split (``v0:test`` unless given), or sampled with the world knobs, played by
     react() in the env, scored by the env.
 
@@ -101,15 +104,18 @@ def osint_v0(split: str | None = None, difficulty: str | None = None, family: st
         world, tasks, source = knob_tasks(split, seed=seed, limit=limit, family=family, difficulty=difficulty,
                                           hops=hops, decoy_density=decoy_density,
                                           name_collision_rate=name_collision_rate)
+        budgets: dict[str, Any] = {"max_steps": max_steps, "max_parallel_calls": max_parallel_calls,
+                   "max_observation_chars": max_observation_chars, "observation_format": observation_format,
+                   "describe_tools": False}
+        rungs.check_tasks(lambda t: OSINTEnv(world=world, tasks=[t], start_depth=0, **budgets), tasks, start_depth)
     except ConfigError as exc:
         raise TaskOptionError(str(exc)) from None
     by_id = {t.task_id: t for t in tasks}
 
     def make_env(state: TaskState) -> OSINTEnv:
-        # the question alone is the sample's input: the tools reach the model as Inspect tools
-        return OSINTEnv(world=world, tasks=[by_id[str(state.sample_id)]], max_steps=max_steps,
-                        max_parallel_calls=max_parallel_calls, max_observation_chars=max_observation_chars,
-                        observation_format=observation_format, describe_tools=False)
+        # the question alone is the sample's input (with a start depth, the given steps after it: osint_agent puts
+        # the reset observation there); the tools reach the model as Inspect tools
+        return OSINTEnv(world=world, tasks=[by_id[str(state.sample_id)]], start_depth=start_depth, **budgets)
 
     return Task(dataset=MemoryDataset(task_samples(tasks, source), name=f"osint-{source}"),
                 solver=solver or osint_agent(make_env), scorer=osint_scorer(), cleanup=close_session)

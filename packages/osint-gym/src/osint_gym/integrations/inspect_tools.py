@@ -187,6 +187,8 @@ def osint_agent(make_env: Any) -> Solver:
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         session = EpisodeSession(make_env(state))
         SESSIONS[state.uuid] = session
+        if session.env.episode().given_steps:  # a start depth: the given steps follow the question
+            state.user_prompt.text = session.question
         tools, answer = session_tools(session)
         instructions = INSTRUCTIONS.format(parallel=session.env.max_parallel_calls, steps=session.env.max_steps)
         agent = react(prompt=AgentPrompt(instructions=instructions), tools=tools, model=_turns(session),

@@ -39,12 +39,21 @@ from osint_gym.tools import CONTROL_SCHEMAS, TOOLS, ToolSpec
 _PY_TYPES = {"string": str, "integer": int}
 
 
-def task_rows(tasks: list[Task], split: str) -> list[dict[str, Any]]:
-    """Dataset rows for `OSINTToolEnv`: the question as the prompt, the task and its world as columns."""
+def task_rows(tasks: list[Task], split: str, start_depth: int | None = None) -> list[dict[str, Any]]:
+    """Dataset rows for `OSINTToolEnv`: the question as the prompt, the task and its world as columns, and a
+    ``start_depth`` column where one is given (the rollout then starts after the demonstrator's first steps)."""
+    depth = {} if start_depth is None else {"start_depth": start_depth}
     return [
-        {"prompt": [{"role": "user", "content": t.question}], "task": json.dumps(t.to_dict()), "world": split}
+        {"prompt": [{"role": "user", "content": t.question}], "task": json.dumps(t.to_dict()), "world": split, **depth}
         for t in tasks
     ]
+
+
+def reset_options(row: dict[str, Any], start_depth: int | None) -> dict[str, Any]:
+    """The env's reset options for a row: its one task, from the row's ``start_depth`` column or the adapter's
+    (none: the task's own, 0 for a benchmark task)."""
+    depth = row.get("start_depth", start_depth)
+    return {"task_index": 0, **({} if depth is None else {"start_depth": depth})}
 
 
 def _docstring(description: str, properties: dict[str, dict[str, Any]]) -> str:
@@ -118,12 +127,15 @@ class OSINTToolEnv:
         max_steps: int = DEFAULT_BUDGETS.max_steps,
         max_parallel_calls: int = DEFAULT_BUDGETS.max_parallel_calls,
         max_observation_chars: int = 4000,
+        start_depth: int | None = None,
     ) -> None:
         self.max_steps, self.max_parallel_calls, self.max_observation_chars = (
             max_steps,
             max_parallel_calls,
             max_observation_chars,
         )
+        # every rollout starts after the demonstrator's first k steps (a row's own start_depth column wins)
+        self.start_depth = start_depth
         self.env: Any = None  # an OSINTEnv, or anything with its step() (the remote adapter's client)
         self.done = False
 
@@ -138,7 +150,7 @@ class OSINTToolEnv:
             max_parallel_calls=self.max_parallel_calls,
             max_observation_chars=self.max_observation_chars,
         )
-        obs, _ = self.env.reset(seed=0, options={"task_index": 0})
+        obs, _ = self.env.reset(seed=0, options=reset_options(row, self.start_depth))
         self.done = False
         return obs
 

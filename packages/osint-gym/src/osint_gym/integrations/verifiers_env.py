@@ -39,7 +39,7 @@ import verifiers.v1 as vf
 from openai import AsyncOpenAI
 from pydantic import Field, ValidationError, model_validator
 
-from osint_gym import chat
+from osint_gym import chat, rungs
 from osint_gym.env import OSINTEnv
 from osint_gym.errors import ConfigError
 from osint_gym.knobs import SAMPLED, knob_tasks
@@ -78,6 +78,8 @@ class OSINTTasksetConfig(vf.TasksetConfig):
     """Sample tasks from a world with this share of people named like someone else (0 to 1) instead of a split."""
     seed: int = 0
     """World and task seed of sampled tasks (with a world knob)."""
+    start_depth: int = Field(0, ge=0)
+    """Start every episode after the demonstrator's first k steps (`osint_gym.rungs`); every task must be longer."""
 
     @model_validator(mode="after")
     def _known_split_and_filters(self) -> OSINTTasksetConfig:
@@ -86,7 +88,10 @@ class OSINTTasksetConfig(vf.TasksetConfig):
             raise ConfigError(
                 f"observation_format must be one of {OBSERVATION_FORMATS}, got {self.observation_format!r}"
             )
-        _source(self)
+        world, tasks, _ = _source(self)
+        steps = self.max_turns or DEFAULT_BUDGETS.max_steps
+        rungs.check_tasks(lambda t: OSINTEnv(world=world, tasks=[t], start_depth=0, max_steps=steps,
+                                             observation_format=self.observation_format), tasks, self.start_depth)
         return self
 
 
@@ -102,6 +107,7 @@ class OSINTTaskData(vf.TaskData):
     difficulty: str
     observation_format: str
     max_steps: int
+    start_depth: int = 0
 
 
 class OSINTTask(vf.Task[OSINTTaskData, vf.State, vf.TaskConfig]):
@@ -165,6 +171,7 @@ class OSINTTaskset(vf.Taskset[OSINTTask, OSINTTasksetConfig]):
                     difficulty=t.difficulty,
                     observation_format=c.observation_format,
                     max_steps=max_steps,
+                    start_depth=c.start_depth,
                 ),
                 c.task,
             )
@@ -217,7 +224,7 @@ class OSINTSession(vf.HarnessSession):
 
             world = benchmark_world(info["split"])
         self.env = OSINTEnv(world=world, tasks=[task], max_steps=info["max_steps"],
-                            observation_format=info["observation_format"])
+                            observation_format=info["observation_format"], start_depth=info.get("start_depth", 0))
         first, _ = self.env.reset(seed=0, options={"task_index": 0})
         self.schemas = tool_schemas(self.env.world)
         self.messages: list[dict[str, Any]] = [{"role": "system", "content": chat.NATIVE_SYSTEM_PROMPT},
@@ -286,14 +293,16 @@ class OSINTVerifiersEnv(vf.Env[OSINTEnvConfig]):
 def load_environment(split: str | None = None, difficulty: str | None = None, family: str | None = None,
                      observation_format: str = "json", max_turns: int | None = None, limit: int | None = None,
                      hops: int | None = None, decoy_density: float | None = None,
-                     name_collision_rate: float | None = None, seed: int = 0, **kwargs: Any) -> OSINTVerifiersEnv:
+                     name_collision_rate: float | None = None, seed: int = 0, start_depth: int = 0,
+                     **kwargs: Any) -> OSINTVerifiersEnv:
     """The OSINT-v0 verifiers environment (``vf.load_environment`` of its config); ``kwargs`` go to the env
     config (e.g. ``agent={"max_turns": 8}``, ``timeout=...``). The knobs are `osint_gym.knobs`'. An unknown split,
     filter or knob value: `ConfigError`."""
     turns = max_turns or DEFAULT_BUDGETS.max_steps
     taskset = {"id": TASKSET_ID, "split": split, "difficulty": difficulty, "family": family, "limit": limit,
                "observation_format": observation_format, "max_turns": max_turns, "hops": hops,
-               "decoy_density": decoy_density, "name_collision_rate": name_collision_rate, "seed": seed}
+               "decoy_density": decoy_density, "name_collision_rate": name_collision_rate, "seed": seed,
+               "start_depth": start_depth}
     agent = {"runtime": {"type": "subprocess"}, "max_turns": turns, **kwargs.pop("agent", {})}
     try:
         config = vf.resolve_env_config({"taskset": taskset, "agent": agent, **kwargs})

@@ -7,6 +7,9 @@ Two tasks are duplicates when they ask the same thing:
   rewording of a task is still that task, or
 * optionally, question-token Jaccard similarity at or above ``jaccard`` (near-copies whose
   wording barely differs, even about other entities).
+
+A rung of a task (`Task.start_depth`: the episode starts after the demonstrator's first steps) is a task of its
+own: the same question at another start depth is no duplicate.
 """
 
 from __future__ import annotations
@@ -21,15 +24,15 @@ from osint_gym.tasks.task import Task
 
 _WORD = re.compile(r"[a-z0-9_@.]+")
 
-Signature = tuple[Any, Any, frozenset[str], frozenset[Edge]]
+Signature = tuple[Any, Any, frozenset[str], frozenset[Edge], int]
 
 
 def task_signature(task: Task) -> Signature:
     """What a task asks, independent of its wording: its world (name and seed from the provenance),
-    its gold answers and its evidence edges in canonical form."""
+    its gold answers, its evidence edges in canonical form, and where its episode starts (its rung)."""
     prov = task.provenance
     return (prov.get("world"), prov.get("world_seed"), frozenset(task.answers),
-            frozenset(canonical_edge(e) for e in task.evidence))
+            frozenset(canonical_edge(e) for e in task.evidence), task.start_depth)
 
 
 def question_tokens(question: str) -> frozenset[str]:
@@ -54,6 +57,7 @@ class DuplicateFilter:
         self.by_signature = by_signature
         self.jaccard = jaccard
         self._seen: deque[tuple[str, Signature | None, frozenset[str]]] = deque(maxlen=max_history)
+        self._depths: deque[int] = deque(maxlen=max_history)  # each remembered task's start depth
         self._questions: dict[str, int] = {}  # question -> how many remembered entries hold it
         self._signatures: dict[Signature, int] = {}
 
@@ -63,7 +67,8 @@ class DuplicateFilter:
     def _entry(self, task: Task) -> tuple[str, Signature | None, frozenset[str]]:
         signature = task_signature(task) if self.by_signature else None
         tokens = question_tokens(task.question) if self.jaccard is not None else frozenset()
-        return task.question, signature, tokens
+        # another rung of a question is no copy: its depth is part of its text's key (and of its signature)
+        return task.question + (f"\n@depth {task.start_depth}" if task.start_depth else ""), signature, tokens
 
     def is_duplicate(self, task: Task) -> bool:
         """Whether ``task`` repeats a remembered task (it is not remembered by this call)."""
@@ -72,9 +77,9 @@ class DuplicateFilter:
             return True
         if self.jaccard is None:
             return False
-        for _, _, other in self._seen:
+        for (_, _, other), depth in zip(self._seen, self._depths):
             union = len(tokens | other)
-            if union and len(tokens & other) / union >= self.jaccard:
+            if depth == task.start_depth and union and len(tokens & other) / union >= self.jaccard:  # of one rung
                 return True
         return False
 
@@ -86,6 +91,7 @@ class DuplicateFilter:
                 _decrement(self._signatures, old_signature)
         entry = self._entry(task)
         self._seen.append(entry)
+        self._depths.append(task.start_depth)
         self._questions[entry[0]] = self._questions.get(entry[0], 0) + 1
         if entry[1] is not None:
             self._signatures[entry[1]] = self._signatures.get(entry[1], 0) + 1

@@ -143,6 +143,9 @@ class Task:
     answer_type: str = "entity"
     provenance: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
     stamp: Stamp | None = field(default=None, hash=False, compare=False, repr=False)
+    # a rung: the episode starts after the demonstrator's first ``start_depth`` steps, played by the env
+    # (`OSINTEnv`'s start depth); 0, the whole episode, for every benchmark task
+    start_depth: int = 0
 
     def __post_init__(self) -> None:
         if not self.answers or not all(isinstance(a, str) and a for a in self.answers):
@@ -151,6 +154,8 @@ class Task:
             raise TaskError(f"task {self.task_id!r}: difficulty must be one of {DIFFICULTIES}, got {self.difficulty!r}")
         if not isinstance(self.question, str) or not self.question.strip():
             raise TaskError(f"task {self.task_id!r}: question must be a non-empty string")
+        if isinstance(self.start_depth, bool) or not isinstance(self.start_depth, int) or self.start_depth < 0:
+            raise TaskError(f"task {self.task_id!r}: start_depth must be an integer >= 0, got {self.start_depth!r}")
 
     @property
     def answer(self) -> str:
@@ -160,6 +165,8 @@ class Task:
         """sha256 over what verification judged (not the id or provenance) plus world and budgets."""
         content = [self.question, list(self.answers), [list(e) for e in self.evidence], self.family, self.difficulty,
                    self.query.to_dict() if self.query else None, self.answer_type, world, budgets.to_dict()]
+        if self.start_depth:  # a rung's depth is stamped too; a whole episode's digest reads as it always did
+            content.append({"start_depth": self.start_depth})
         return hashlib.sha256(json.dumps(content, sort_keys=True).encode()).hexdigest()
 
     def stamped(self, world: str, budgets: Budgets) -> Task:
@@ -184,6 +191,7 @@ class Task:
             "query": json.dumps(self.query.to_dict()) if self.query else "",
             "provenance": json.dumps(self.provenance, sort_keys=True),
             "stamp": json.dumps(self.stamp.to_dict(), sort_keys=True) if self.stamp else "",
+            **({"start_depth": self.start_depth} if self.start_depth else {}),  # whole episodes' rows unchanged
         }
 
     @classmethod
@@ -211,6 +219,7 @@ class Task:
                 query=Query.from_dict(query) if query else None,
                 answer_type=str(row.get("answer_type", "entity")),
                 provenance=dict(provenance),
+                start_depth=row.get("start_depth", 0),
             )
             stamp = row.get("stamp") or None
             if isinstance(stamp, str):

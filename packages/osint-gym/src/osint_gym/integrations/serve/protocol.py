@@ -45,7 +45,8 @@ RATE_LIMITED, MESSAGE_TOO_LARGE, UNAUTHORIZED, IDLE_TIMEOUT = (
 )
 INTERNAL_ERROR = "INTERNAL_ERROR"  # a bug in osint-gym: counted in /health, never expected
 
-ENV_KEYS = ("max_steps", "max_parallel_calls", "max_observation_chars", "observation_format", "describe_tools")
+ENV_KEYS = ("max_steps", "max_parallel_calls", "max_observation_chars", "observation_format", "describe_tools",
+            "start_depth", "action_format")
 _RESET_KEYS = ("seed", "options", "episode_id")
 
 

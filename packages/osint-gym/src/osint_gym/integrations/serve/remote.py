@@ -20,7 +20,7 @@ import gymnasium as gym
 from osint_gym.actions import MAX_ACTION_CHARS
 from osint_gym.errors import ConfigError
 from osint_gym.integrations.serve.client import OSINTClient, StepTuple
-from osint_gym.integrations.trl_env import OSINTToolEnv
+from osint_gym.integrations.trl_env import OSINTToolEnv, reset_options
 from osint_gym.spaces import text_space
 
 
@@ -72,8 +72,9 @@ class RemoteToolEnv(OSINTToolEnv):
     be the one the rows' tasks belong to (its ``--benchmark``, e.g. ``v0:train``); a task from another
     world fails verification there and the reset raises `RemoteError`."""
 
-    def __init__(self, base_url: str, *, token: str | None = None, timeout: float = 30.0) -> None:
-        super().__init__()
+    def __init__(self, base_url: str, *, token: str | None = None, timeout: float = 30.0,
+                 start_depth: int | None = None) -> None:
+        super().__init__(start_depth=start_depth)
         self.client = OSINTClient(base_url, token=token, timeout=timeout)
         self.server_benchmark = self.client.state()["benchmark"]
 
@@ -82,7 +83,8 @@ class RemoteToolEnv(OSINTToolEnv):
         if world is not None and self.server_benchmark is not None and world != self.server_benchmark:
             raise ConfigError(f"this row's task belongs to {world!r}, but the server serves {self.server_benchmark!r}")
         task = json.loads(row["task"]) if isinstance(row["task"], str) else row["task"]
-        obs, _ = self.client.reset(seed=0, options={"task": task})
+        options = {k: v for k, v in reset_options(row, self.start_depth).items() if k != "task_index"}
+        obs, _ = self.client.reset(seed=0, options={"task": task, **options})
         self.env, self.done = self.client, False  # the client's step() is the env's: the adapter's _step drives it
         return obs
 
