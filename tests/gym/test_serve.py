@@ -373,3 +373,21 @@ def test_protocol_sessions_on_a_world_config_and_settings_checks():
                        ({"world_config": cfg}, "not both")):
         with pytest.raises(ConfigError, match=match):
             ServeSettings(**bad)
+
+
+def test_a_reset_frame_starts_at_a_depth_over_the_wire_as_in_process(server):
+    """The reset frame's ``start_depth`` option: the given steps, the step count and the next observation are the
+    in-process env's, byte for byte; a depth the task does not have is a validation error and the session goes on."""
+    local = OSINTEnv(benchmark="v0:test")
+    options = {"task_index": 3, "start_depth": 1}
+    with OSINTClient(server.url) as client:
+        remote_obs, remote_info = client.reset(seed=0, options=options)
+        local_obs, local_info = local.reset(seed=0, options=options)
+        assert remote_obs == local_obs and "\n> " in remote_obs
+        assert remote_info["given_turns"] == local_info["given_turns"] and remote_info["step"] == 1
+        action = json.dumps({"tool": "get_profile", "args": {"handle_or_id": "person_1"}})
+        assert list(client.step(action)[:4]) == _wire(local.step(action)[:4])
+        with pytest.raises(RemoteError, match="start_depth must be an integer in") as info:
+            client.reset(seed=0, options={"task_index": 3, "start_depth": 99})
+        assert info.value.code == "VALIDATION_ERROR"
+        assert client.reset(seed=0, options={"task_index": 3})[0] == local.reset(seed=0, options={"task_index": 3})[0]

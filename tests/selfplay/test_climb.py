@@ -100,5 +100,5 @@ def test_the_controls_after_the_job_fill_the_claims(climb):
     assert summary["imitation_reference"]["extra_demonstrations"]["episodes"] > 0
     claims = summary["claims"]
     for name in ("hard_final_vs_sft_control", "hard_final_vs_curriculum_control",
-                 "hard_imitation_reference_vs_warm_start"):
+                 "hard_final_vs_imitation_reference"):
         assert "not run" not in claims[name] and "(n=" in claims[name], name

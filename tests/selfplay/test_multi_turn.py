@@ -302,3 +302,37 @@ def test_adapter_forwards_tool_calls_and_scores_like_the_env():
     env.answer(task.answer)
     assert env.done and env.get_reward() >= 1.0
     assert env.answer("person_0") == "The episode is over."
+
+
+@pytest.mark.slow
+@ON_ONE_WORKER
+def test_a_rungs_given_turns_are_prompt_and_never_trained(tmp_path, oracle_tuned):
+    """A task started at a depth (`Task.start_depth`): its given turns are in the prompt (the trainer's loss never
+    reaches prompt tokens), as assistant and user turns of the chat template; the completion holds only the turns
+    the model plays, and the env counts only those."""
+    import dataclasses
+
+    cfg = _cfg(tmp_path, **{"answerer.seed_difficulties": "['medium']", "episode.max_steps": 8,
+                            "episode.max_observation_chars": 1500})
+    spec = cfg.episode.spec()
+    pool = WorldPool(cfg.train_worlds, cfg.seed)
+    world, task = next((w, t) for w, t in data.seed_tasks(pool, cfg, 20, 0)
+                       if (data.demonstration_steps(w, t, spec) or 0) >= 3)
+    depth = data.demonstration_steps(world, task, spec) - 1
+    rung = dataclasses.replace(task, start_depth=depth, stamp=None)
+    rows, dropped = data.multi_turn_rows(pool, cfg, [(world, rung, "generated")])
+    assert dropped == 0 and len(rows) == 1
+    rollout = MultiTurnRollout(pool, rows, spec=spec)
+    trainer = _trainer(oracle_tuned, rows, rollout, cfg, tmp_path)
+    out = rollout([rows[0]["prompt"]] * 4, trainer)
+    tok = trainer.processing_class
+    _, info = spec.reset(spec.make_env(world, rung))
+    prompt = tok.decode(out["prompt_ids"][0])
+    assert prompt.count("<|im_start|>assistant\n") == depth + 1  # the given turns, then the model's first header
+    for turn in info["given_turns"]:
+        assert f"<|im_start|>assistant\n{turn['action']}<|im_end|>" in prompt and turn["observation"] in prompt
+    for ids, mask in zip(out["completion_ids"], out["env_mask"]):
+        assert mask[0] == 1  # the completion opens with the model's own turn
+        model_turns = sum(1 for a, b in zip([0, *mask], mask) if a == 0 and b == 1)
+        assert model_turns <= cfg.episode.max_steps - depth
+    assert all(s["critical_steps"] <= cfg.episode.max_steps - depth for s in rollout.stats)
