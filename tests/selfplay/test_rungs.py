@@ -10,7 +10,7 @@ import pytest
 
 from osint_gym import proposals
 from osint_gym.benchmark import BENCHMARKS
-from osint_selfplay import data
+from osint_selfplay import data, streams
 from osint_selfplay.claims import NAMES, paired_line
 from osint_selfplay.config import GeneratorConfig, load_config
 from osint_selfplay.curriculum import FrontierCurriculum, choice_bin, picks
@@ -126,3 +126,23 @@ def test_the_claims_name_every_arm_and_their_split():
     assert paired_line(hard, "final vs warm_start") == (
         "+4.7 pts [+3.1, +6.4] (n=893) on v2:test + v2:hard, McNemar p=1e-08")
     assert paired_line(hard, "final vs reverse_control").startswith("not run: hatch run train-controls")
+
+
+@pytest.mark.slow
+def test_gold_proposals_with_rungs_do_not_depend_on_the_number_of_worker_processes(cfg, pool):
+    """With rungs an offer's paths are demonstrated (about 0.5 s an offer), so warm_start.workers processes share
+    the gold proposals: the rows are those of one process, in the same order, each naming a rung of its path."""
+    import dataclasses
+
+    def rows(workers):
+        ws = dataclasses.replace(cfg.warm_start, generator_examples=6, workers=workers)
+        return data.sft_generator_rows(pool, dataclasses.replace(cfg, warm_start=ws))
+
+    one, two = rows(1), rows(2)
+    assert len(one) == 6 and one == two
+    offers = data.offer_rows(pool, cfg, 0, 6, streams.WARM_START_GENERATOR)
+    for row, offered in zip(one, offers):
+        assert row["prompt"] == offered["prompt"]  # row i is offer i's
+        offer = proposals.Offer.from_json(offered["offer"])
+        k, left = map(int, row["completion"][0]["content"].removeprefix("P:").split())
+        assert 1 <= k <= len(offer.choices) and 1 <= left <= offer.steps[k - 1]  # a rung of the path it names

@@ -109,13 +109,33 @@ def sft_answerer_rows(pool: WorldPool, cfg: RunConfig) -> list[dict[str, Any]]:
 
 
 def sft_generator_rows(pool: WorldPool, cfg: RunConfig) -> list[dict[str, Any]]:
-    """Gold proposals: verified offers phrased by osint-gym's question templates."""
+    """Gold proposals: verified offers phrased by osint-gym's question templates. With rungs an offer costs about
+    0.5 s (its paths are demonstrated), so ``warm_start.workers`` processes share them as they share the
+    demonstrations; each row is a pure function of its index."""
+    parts = min(cfg.warm_start.workers, cfg.warm_start.generator_examples) if cfg.generator.rungs else 1
+    pairs = [r for rows in _in_parts(_gold_proposals, parts, pool, cfg) for r in rows]
+    return [row for _, row in sorted(pairs, key=lambda r: r[0])]
+
+
+def _gold_proposals(pool: WorldPool, cfg: RunConfig, part: int, parts: int) -> list[tuple[int, dict[str, Any]]]:
+    """The gold proposals of offers ``part, part + parts, ...`` as (index, row) pairs."""
     rows = []
-    for row in offer_rows(pool, cfg, 0, cfg.warm_start.generator_examples, streams.WARM_START_GENERATOR):
+    for i in range(part, cfg.warm_start.generator_examples, parts):
+        row = offer_rows(pool, cfg, i, 1, streams.WARM_START_GENERATOR)[0]
         offer = proposals.Offer.from_json(row["offer"])
         gold = proposals.gold_proposal(pool.world(row["world_seed"]), offer, cfg.seed)
-        rows.append({"prompt": row["prompt"], "completion": [{"role": "assistant", "content": gold}]})
+        rows.append((i, {"prompt": row["prompt"], "completion": [{"role": "assistant", "content": gold}]}))
     return rows
+
+
+def _in_parts(fn: Callable[..., Any], parts: int, *args: Any) -> list[Any]:
+    """``fn(*args, part, parts)`` for every part, in ``parts`` processes when there are several. The env and the
+    oracle are pure Python: processes, not threads, keep every core busy; "spawn" keeps this process's torch
+    threads (and any fork-unsafe state) out of the workers."""
+    if parts <= 1:
+        return [fn(*args, 0, 1)]
+    with ProcessPoolExecutor(parts, mp_context=multiprocessing.get_context("spawn")) as ex:
+        return list(ex.map(fn, *([a] * parts for a in args), range(parts), [parts] * parts))
 
 
 SolveRates = Callable[[list[tuple[World, Task]]], list[float]]
@@ -315,14 +335,7 @@ def sft_multi_turn_rows(pool: WorldPool, cfg: RunConfig, stream: str = streams.W
     conversations in the format of a template that renders tools (`osint_gym.chat`), each row with the
     env's tool schemas (``tools``, JSON) for the template, as the rollout and evaluation give them."""
     parts = min(cfg.warm_start.workers, cfg.warm_start.answerer_examples)
-    if parts == 1:
-        results = [_demonstrations(pool, cfg, 0, 1, stream, native)]
-    else:
-        # the env and the oracle are pure Python: processes, not threads, keep every core busy; "spawn"
-        # keeps this process's torch threads (and any fork-unsafe state) out of the workers
-        with ProcessPoolExecutor(parts, mp_context=multiprocessing.get_context("spawn")) as ex:
-            results = list(ex.map(_demonstrations, [pool] * parts, [cfg] * parts, range(parts), [parts] * parts,
-                                  [stream] * parts, [native] * parts))
+    results = _in_parts(_demonstrations, parts, pool, cfg, stream, native)
     by_index = sorted((i, row) for rows, _ in results for i, row in rows)
     counts: dict[str, Any] = {k: sum(c[k] for _, c in results) for k in results[0][1]}
     return [row for _, row in by_index], DemonstrationCounts(**counts)
@@ -356,7 +369,7 @@ def hard_demonstrations(pool: WorldPool, cfg: RunConfig, n: int,
 
 
 def _demonstrations(
-    pool: WorldPool, cfg: RunConfig, part: int, parts: int, stream: str = streams.WARM_START, native: bool = False
+    pool: WorldPool, cfg: RunConfig, stream: str, native: bool, part: int, parts: int
 ) -> tuple[list[tuple[int, dict[str, Any]]], dict[str, int]]:
     """The demonstrations of items ``part, part + parts, ...`` as (index, row) pairs, and their counts."""
     spec = cfg.episode.spec()
