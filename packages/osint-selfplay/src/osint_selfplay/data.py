@@ -109,8 +109,8 @@ def sft_answerer_rows(pool: WorldPool, cfg: RunConfig) -> list[dict[str, Any]]:
 
 
 def sft_generator_rows(pool: WorldPool, cfg: RunConfig) -> list[dict[str, Any]]:
-    """Gold proposals: verified offers phrased by osint-gym's question templates. With rungs an offer costs about
-    0.5 s (its paths are demonstrated), so ``warm_start.workers`` processes share them as they share the
+    """Gold proposals: verified offers phrased by osint-gym's question templates. With rungs each offer's paths are
+    demonstrated (benchmarks/RESULTS.md, "Rungs"), so ``warm_start.workers`` processes share them as they share the
     demonstrations; each row is a pure function of its index."""
     parts = min(cfg.warm_start.workers, cfg.warm_start.generator_examples) if cfg.generator.rungs else 1
     pairs = [r for rows in _in_parts(_gold_proposals, parts, pool, cfg) for r in rows]
