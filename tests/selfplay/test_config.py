@@ -119,6 +119,8 @@ def test_set_overrides_parse_toml_values_and_bare_strings():
         (["warm_start.workers=1.5"], "warm_start.workers must be an integer; got float 1.5"),
         (["eval.difficulties=['easy', 'impossible']"], "eval.difficulties"),
         (["generator.offer_filters=true"], "generator.offer_filters needs canonical_graph_mode = 'choose'"),
+        (["phase_schedule='answerer'"], "phase_schedule = 'answerer' has no generator: set answerer.generated_share = 0"),
+        (["phase_schedule='generator'"], "phase_schedule must be one of"),
     ],
 )
 def test_bad_configs_name_the_key(overrides, message):
@@ -404,3 +406,13 @@ def test_the_removed_run_level_vllm_defaults_are_trls_own():
 
     trl_defaults = {f.name: f.default for f in dataclasses.fields(GRPOConfig)}
     assert {key: trl_defaults[key] for key in PASSED_THROUGH} == PASSED_THROUGH
+
+
+def test_every_phase_schedule_a_config_accepts_is_one_the_loop_runs():
+    from osint_selfplay.config import PHASE_SCHEDULES
+    from osint_selfplay.loop import SCHEDULES
+
+    assert set(PHASE_SCHEDULES) == set(SCHEDULES) and SCHEDULES["answerer"] == ("answerer",)
+    smollm2 = load_config(str(CONFIGS / "smollm2-cpu.toml"))
+    assert (smollm2.phase_schedule, smollm2.tuning_mode, smollm2.answerer.generated_share) == ("answerer", "lora", 0)
+    assert smollm2.model.answerer == "models/smollm2-135m-instruct-q4_1" and smollm2.warm_start_on

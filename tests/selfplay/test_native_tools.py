@@ -16,6 +16,7 @@ from osint_selfplay.config import load_config
 from osint_selfplay.errors import SelfPlayError
 from osint_selfplay.rollout import MultiTurnRollout
 from osint_selfplay.worlds import WorldPool
+from tests.smollm2 import smollm2_path
 
 from ..eval.native_chat import QWEN_STYLE_TEMPLATE, hermes_calls, qwen_style_tokenizer
 from .conftest import micro_overrides
@@ -96,12 +97,16 @@ def _expected(record, native):
     return messages, [hermes_calls(t.action) for t in record.turns]
 
 
-@pytest.mark.parametrize("native", [True, False], ids=["qwen-style-tools", "plain-chatml"])
-def test_env_mask_separates_model_turns_from_template_glue_and_tool_messages(episode, tiny_path, native):
+@pytest.mark.parametrize(("native", "hub"),
+                         [(True, False), (False, False), pytest.param(False, True, marks=pytest.mark.slow)],
+                         ids=["qwen-style-tools", "plain-chatml", "smollm2"])
+def test_env_mask_separates_model_turns_from_template_glue_and_tool_messages(episode, tiny_path, native, hub):
+    """Also with a real hub tokenizer and template (SmolLM2's, which splits every id into pieces)."""
     from transformers import AutoTokenizer
 
     row, rollout, record, schemas = episode
-    tok = qwen_style_tokenizer(tiny_path) if native else AutoTokenizer.from_pretrained(tiny_path, padding_side="left")
+    plain = smollm2_path() if hub else tiny_path
+    tok = qwen_style_tokenizer(tiny_path) if native else AutoTokenizer.from_pretrained(plain, padding_side="left")
     assert chat.supports_tools(tok.chat_template) is native
     messages, turns = _expected(record, native)
     trainer = ScriptedTrainer(tok, turns)

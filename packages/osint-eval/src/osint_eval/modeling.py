@@ -171,18 +171,17 @@ def _identifiers(texts: list[str]) -> list[str]:
 
 
 def _compact_episodes(world: Any, tasks: list[Any]) -> list[str]:
-    """Demonstrations in the compact rendering with short actions (the main job's format)."""
-    from osint_gym import chat
-    from osint_gym.agents import OracleAgent, run_episode
-    from osint_gym.env import OSINTEnv
+    """Demonstrations in the compact rendering with short actions (the main job's format), each a whole
+    transcript served and rendered by an `osint_gym.spec.EpisodeSpec` like every other conversation."""
+    from osint_gym.agents import OracleAgent
+    from osint_gym.spec import EpisodeSpec
+    from osint_gym.tasks import Budgets
 
+    spec = EpisodeSpec(Budgets(observation_format="compact"), action_format="short")
     texts = []
     for task in tasks:
-        env = OSINTEnv(world=world, tasks=[task], observation_format="compact")
-        record = run_episode(env, OracleAgent("short", names_first=True), seed=0, options={"task_index": 0})
-        messages = chat.episode_messages(record.first_observation, [t.action for t in record.turns],
-                                         [t.observation for t in record.turns], short=True)
-        texts.append("\n".join(m["content"] for m in messages))
+        record = spec.play_one(spec.make_env(world, task), OracleAgent("short", names_first=True))
+        texts.append("\n".join(m["content"] for m in spec.conversation(record, last_observation=True)))
     return texts
 
 
@@ -266,21 +265,25 @@ def tiny_path(name: str) -> Path:
 
 
 def resolve_model(name_or_path: str) -> str:
-    """A path or hub id that ``from_pretrained`` accepts (``tiny:`` specs become cached folders)."""
+    """A path or hub id that ``from_pretrained`` accepts (``tiny:`` specs and ``.gguf`` files become cached
+    folders: `osint_eval.local_models`)."""
     if not isinstance(name_or_path, str) or not name_or_path:
         raise EvalError(f"model must be a non-empty string, got {name_or_path!r}")
     if name_or_path.startswith(TINY_PREFIX):
         return str(tiny_path(name_or_path))
     local = Path(name_or_path).expanduser()
     if local.exists():
-        return str(local)
-    if name_or_path.startswith(("/", "./", "../", "~")) or name_or_path.count("/") > 1:
+        from osint_eval import local_models
+
+        # a .gguf file (or a folder of one) is converted once into a plain folder in the cache
+        return str(local_models.converted(local, cache_root())) if local_models.gguf_file(local) else str(local)
+    if name_or_path.startswith(("/", "./", "../", "~")) or name_or_path.count("/") > 1 or local.suffix == ".gguf":
         raise EvalError(f"model path {name_or_path!r} does not exist")
     return name_or_path  # a hub id such as Qwen/Qwen2.5-0.5B-Instruct (needs network)
 
 
 def load_model_and_tokenizer(name_or_path: str, *, dtype: str = "auto", device: str | None = None) -> tuple[Any, Any]:
-    """(model in eval mode, tokenizer with left padding) for a hub id, a local folder or a tiny spec."""
+    """(model in eval mode, tokenizer with left padding) for a hub id, a local folder, a .gguf file or a tiny spec."""
     try:
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer

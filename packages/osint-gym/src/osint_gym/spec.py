@@ -104,13 +104,16 @@ class EpisodeSpec:
         schemas where the template renders them."""
         return chat.template_kwargs(info.get("tools"), native)
 
-    def conversation(self, record: EpisodeRecord, *, native: bool = False) -> list[dict[str, Any]]:
+    def conversation(self, record: EpisodeRecord, *, native: bool = False,
+                     last_observation: bool = False) -> list[dict[str, Any]]:
         """A played episode as a training conversation opened by `start_messages` (demonstrations and
         relabelled continuations): each action and the observation it got, the last one's left out (the
-        episode ended on it). A plain conversation edited as text converts with `chat.native_messages`."""
+        episode ended on it) unless ``last_observation`` (a whole transcript, as the tokenizer corpus
+        reads it). A plain conversation edited as text converts with `chat.native_messages`."""
         turns = record.turns
+        shown = turns if last_observation else turns[:-1]
         return chat.episode_messages(record.first_observation, [t.action for t in turns],
-                                     [t.observation for t in turns[:-1]], native=native, short=self.short,
+                                     [t.observation for t in shown], native=native, short=self.short,
                                      system=self.describe_tools)
 
     # ------------------------------------------------------------------ files

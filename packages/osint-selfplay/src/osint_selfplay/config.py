@@ -21,6 +21,8 @@ from osint_selfplay.config_compat import renamed
 from osint_selfplay.errors import ConfigError
 from osint_selfplay.grpo_config import GRPOPhaseConfig
 
+PHASE_SCHEDULES = ("generator_answerer", "answerer_generator_answerer", "answerer")  # the rounds' phase orders (`loop`)
+
 
 def _f(default: Any, help: str, **kw: Any) -> Any:  # noqa: A002 - mirrors dataclass field(metadata=help)
     if isinstance(default, (list, dict)):
@@ -480,7 +482,8 @@ class RunConfig:
     output_dir: str = _f("runs/tiny-cpu", "Where every artifact of the run goes.")
     seed: int = _f(0, "Seed of everything: data, sampling, model init.")
     rounds: int = _f(2, "Self-play rounds.")
-    phase_schedule: str = _f("generator_answerer", "'generator_answerer' or 'answerer_generator_answerer'.")
+    phase_schedule: str = _f("generator_answerer", "'generator_answerer', 'answerer_generator_answerer' or "
+                             "'answerer' (the answerer alone on seed tasks: no generator phase or warm start).")
     model_topology: str = _f("dual", "'dual' (two models, two warm starts), 'shared' (one model plays both roles) or "
                                      "'forked' (one warm start, then each role trains its own copy).")
     tuning_mode: str = _f("full", "'full' or 'lora' (see [lora]).")
@@ -535,7 +538,10 @@ class RunConfig:
     eval: EvalConfig = field(default_factory=EvalConfig)
 
     def __post_init__(self) -> None:
-        _choice("phase_schedule", self.phase_schedule, ("generator_answerer", "answerer_generator_answerer"))
+        _choice("phase_schedule", self.phase_schedule, PHASE_SCHEDULES)
+        if self.phase_schedule == "answerer" and (self.answerer.generated_share or self.generator.curriculum_control):
+            raise ConfigError("phase_schedule = 'answerer' has no generator: set answerer.generated_share = 0 and "
+                              "generator.curriculum_control = false")
         _choice("model_topology", self.model_topology, ("dual", "shared", "forked"))
         _choice("tuning_mode", self.tuning_mode, ("full", "lora"))
         _choice("canonical_graph_mode", self.canonical_graph_mode, ("fixed", "generate", "choose"))

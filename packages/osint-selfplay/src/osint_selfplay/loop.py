@@ -62,6 +62,7 @@ P = TypeVar("P", bound=PhaseResult)
 SCHEDULES = {
     "generator_answerer": ("generator", "sample", "answerer"),
     "answerer_generator_answerer": ("answerer_first", "generator", "sample", "answerer"),
+    "answerer": ("answerer",),  # the investigator alone, on seed tasks (a hub model's first run: no generator)
 }
 
 
@@ -183,6 +184,8 @@ class SelfPlayRun:
         """The warm start of each role from ``bases``; returns the models it trained."""
         cfg = self.cfg
         roles = (cfg.warm_start_role,) if cfg.warm_start_role else ("generator", "answerer")
+        if cfg.phase_schedule == "answerer":  # no generator phase: only the answerer is warm-started
+            roles = ("answerer",)
         current = dataclasses.replace(bases)
         for role in roles:
             out = self.run_dir(None, f"warm_start/{role}")

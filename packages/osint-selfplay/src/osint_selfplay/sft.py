@@ -71,15 +71,52 @@ def mask_first_turns(mask: list[int], turns: int) -> list[int]:
 
 def _render(tokenizer: Any, conversations: list[list[dict[str, Any]]], **kwargs: Any) -> Any:
     """The chat template's token ids and assistant masks of ``conversations``."""
+    if not marks_assistant(tokenizer.chat_template):
+        pairs = [_derived_mask(tokenizer, c, kwargs.get("tools")) for c in conversations]
+        return {"input_ids": [p[0] for p in pairs], "assistant_masks": [p[1] for p in pairs]}
     return tokenizer.apply_chat_template(conversations, tokenize=True, return_dict=True,
                                          return_assistant_tokens_mask=True, **kwargs)
+
+
+def marks_assistant(chat_template: Any) -> bool:
+    """Whether the template marks assistant text with ``{% generation %}`` (the tiny models' ChatML does; most
+    hub templates, SmolLM2's and Qwen's among them, do not)."""
+    templates = chat_template.values() if isinstance(chat_template, dict) else [chat_template or ""]
+    return any("{% generation %}" in t or "{%- generation %}" in t for t in templates)
+
+
+def _derived_mask(tokenizer: Any, conversation: list[dict[str, Any]],
+                  tools: list[dict[str, Any]] | None) -> tuple[list[int], list[int]]:
+    """(token ids, assistant mask) of a conversation whose template has no ``{% generation %}`` markers: each
+    assistant turn is the text between the conversation rendered up to it (with the generation prompt) and
+    rendered with it, less the whitespace after its end-of-turn token; a token belongs to the turn when it
+    starts inside that span. Written here because transformers derives the mask only from the markers; the
+    same prefix-by-prefix rendering separates model from environment tokens in GRPO (`osint_selfplay.rollout`)."""
+    def render(messages: list[dict[str, Any]], gen: bool) -> str:
+        return str(tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=gen,
+                                                 **({"tools": tools} if tools else {})))
+
+    text = render(conversation, False)
+    spans = []
+    for i, message in enumerate(conversation):
+        if message["role"] != "assistant":
+            continue
+        start, closed = render(conversation[:i], True), render(conversation[: i + 1], False)
+        if not (closed.startswith(start) and text.startswith(closed)):
+            raise ConfigError("the chat template does not render the conversation prefix by prefix, so its assistant "
+                              "turns cannot be told from the rest: packed SFT cannot mask the environment's text")
+        spans.append((len(start), len(closed.rstrip())))
+    enc = tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)
+    mask = [int(any(a <= s < b for a, b in spans)) for s, _ in enc["offset_mapping"]]
+    return list(enc["input_ids"]), mask
 
 
 def tokenize(tokenizer: Any, conversations: list[list[dict[str, Any]]], batch: int = 512,
              masked_turns: list[int] | None = None,
              tools: list[list[dict[str, Any]] | None] | None = None) -> list[tuple[list[int], list[int]]]:
-    """(token ids, assistant mask) per conversation, rendered by the tokenizer's chat template; a
-    template without ``{% generation %}`` markers cannot mask the environment's text and is refused.
+    """(token ids, assistant mask) per conversation, rendered by the tokenizer's chat template: the mask is the
+    template's ``{% generation %}`` markers, or where it has none, derived by rendering prefix by prefix
+    (`_derived_mask`); a mask that marks nothing is refused.
     ``masked_turns[i]``: conversation i's first assistant turns that get no loss. ``tools[i]``: the tool
     schemas conversation i's template renders (a native tool-call conversation), None for none."""
     tools = tools or [None] * len(conversations)
@@ -96,7 +133,7 @@ def tokenize(tokenizer: Any, conversations: list[list[dict[str, Any]]], batch: i
             skip = masked_turns[start + j] if masked_turns else 0
             out.append((list(ids), mask_first_turns(list(mask), skip) if skip else list(mask)))
     if out and not any(any(m) for _, m in out):
-        raise ConfigError("the tokenizer's chat template marks no assistant tokens ({% generation %} missing): "
+        raise ConfigError("the tokenizer's chat template marks no assistant tokens: "
                           "packed SFT would train on nothing; set warm_start.packing = false")
     return out
 
