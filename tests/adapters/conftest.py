@@ -1,6 +1,6 @@
 """Fixtures for the Inspect AI and verifiers adapters' tests (`hatch run verifiers:test`,
 `hatch run inspect:test`): one real OpenAI-compatible server for the whole session, ``transformers serve``
-of a tiny local model."""
+of a tiny local model, and one of SmolLM2-135M-Instruct (a real pretrained chat model, `hatch run fetch-smollm2`)."""
 
 from __future__ import annotations
 
@@ -17,5 +17,15 @@ def served_tiny():
     from osint_eval.modeling import tiny_path
 
     model_dir = str(tiny_path(TINY))
+    with transformers_serve(model_dir) as url:
+        yield url, model_dir
+
+
+@pytest.fixture(scope="session")
+def served_smollm2():
+    """``(base_url, model_name)`` of SmolLM2-135M-Instruct served on loopback (tests/smollm2.py finds its folder)."""
+    from tests.smollm2 import smollm2_path
+
+    model_dir = smollm2_path()
     with transformers_serve(model_dir) as url:
         yield url, model_dir

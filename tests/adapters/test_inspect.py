@@ -215,12 +215,14 @@ def test_a_crashing_sample_leaves_no_episode_behind(crashed_logs):
 
 
 # ---------------------------------------------------------------------------- (b) a real local server
-def test_inspect_eval_cli_against_a_served_tiny_model(served_tiny, tmp_path):
-    """``inspect eval osint_gym/osint_v0`` (found through the entry point) against transformers serve: the
-    tiny model emits garbage or no tool call; every sample ends in the env's budget and is scored."""
+@pytest.mark.parametrize("served", ["served_tiny", "served_smollm2"], ids=["tiny", "smollm2"])
+def test_inspect_eval_cli_against_a_served_local_model(served, request, tmp_path):
+    """``inspect eval osint_gym/osint_v0`` (found through the entry point) against transformers serve of a local
+    model, the tiny one or SmolLM2-135M-Instruct (a real pretrained chat model): neither solves a task in 3
+    turns; every sample ends in the env's budget and is scored."""
     from inspect_ai.log import read_eval_log
 
-    base_url, model_dir = served_tiny
+    base_url, model_dir = request.getfixturevalue(served)
     exe = Path(sys.executable).with_name("inspect")
     cmd = [str(exe), "eval", "osint_gym/osint_v0", "--model", f"openai-api/local/{model_dir}", "-T", "limit=3",
            "-T", "max_turns=3", "--max-tokens", "24", "--log-dir", str(tmp_path), "--display", "plain"]

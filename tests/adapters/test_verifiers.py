@@ -161,10 +161,12 @@ def test_a_scripted_wrong_answer_scores_what_the_env_scores_it():
         assert trace.info["osint_episode"]["answer"] == _wrong(task)
 
 
-def test_vf_eval_runs_against_a_real_local_server_and_scores_every_rollout(served_tiny, tmp_path):
-    """The `vf-eval` CLI, offline, against `transformers serve` of a tiny model: it emits garbage, and every
-    rollout still ends within the env's step budget with the env's score."""
-    base_url, model = served_tiny
+@pytest.mark.parametrize("served", ["served_tiny", "served_smollm2"], ids=["tiny", "smollm2"])
+def test_vf_eval_runs_against_a_real_local_server_and_scores_every_rollout(served, request, tmp_path):
+    """The `vf-eval` CLI, offline, against `transformers serve` of a local model (the tiny one, or
+    SmolLM2-135M-Instruct): neither solves a task in 2 turns, and every rollout still ends within the env's step
+    budget with the env's score."""
+    base_url, model = request.getfixturevalue(served)
     exe = Path(sys.executable).with_name("vf-eval")
     cmd = [str(exe), "osint-gym", "-m", model, "--client.base-url", base_url, "--client.api-key-var", "OSINT_TEST_KEY",
            "--env.taskset.split", SPLIT, "--env.taskset.max-turns", "2", "-n", "2", "-r", "2", "--no-push", "--no-rich",
