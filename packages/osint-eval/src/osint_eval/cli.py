@@ -63,6 +63,9 @@ def _common(p: argparse.ArgumentParser) -> None:
         "out (on a 2-core CPU, 2 uses both cores: benchmarks/RESULTS.md; greedy results equal up to "
         "float rounding; default 1)",
     )
+    p.add_argument("--few-shot", type=int, default=0, metavar="K",
+                   help="multi-turn, local models: K demonstrated episodes (the oracle demonstrator on the benchmark's "
+                        "dev tasks, in this run's observation and action formats) before each task (default 0)")
     p.add_argument("--max-new-tokens", type=int, help="tokens per model turn (default 16 single-turn, 96 multi-turn)")
     p.add_argument("--temperature", type=float, default=0.0, help="0 = greedy (default)")
     p.add_argument("--decoding", choices=DECODING_MODES, default="generate",
@@ -110,7 +113,7 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
-def _policy(spec: str, args: argparse.Namespace) -> Any:
+def _policy(spec: str, args: argparse.Namespace, shots: list[dict[str, Any]]) -> Any:
     from osint_eval.policies import make_policy
 
     default_tokens = 96 if args.mode == "multi_turn" else 16
@@ -122,6 +125,7 @@ def _policy(spec: str, args: argparse.Namespace) -> Any:
     if spec not in SCRIPTED and not spec.startswith(("openai:", "inspect:")):
         kwargs["batch_size"] = args.batch_size
         kwargs["decoding"] = args.decoding
+        kwargs["shots"] = shots
     return make_policy(spec, **kwargs)
 
 
@@ -148,6 +152,8 @@ def _check_args(args: argparse.Namespace, specs: dict[str, str]) -> None:
         value = getattr(args, name)
         if value is not None and value < lo:
             raise EvalError(f"--{name.replace('_', '-')} must be >= {lo}, got {value}")
+    if args.few_shot < 0 or (args.few_shot and args.mode != "multi_turn"):
+        raise EvalError(f"--few-shot takes a count >= 0 and --mode multi_turn; got {args.few_shot} with {args.mode}")
     for spec in specs.values():
         check_policy_spec(spec)
     check_out_dir(args.out, overwrite=args.overwrite)
@@ -172,13 +178,18 @@ def _evaluate(args: argparse.Namespace, specs: dict[str, str], comparisons: list
     )
     if not taskset.tasks:
         raise EvalError(f"no valid task from {args.tasks}")
-    policies = {name: _policy(spec, args) for name, spec in specs.items()}
     run_kwargs: dict[str, Any] = {"batch_size": args.batch_size}
+    shots: list[dict[str, Any]] = []
     if args.mode == "single_turn":
         run_kwargs.update(context_mode=args.context_mode, n_distractors=args.n_distractors, decoys=args.decoys)
     else:
         budgets = Budgets(args.max_steps, args.max_parallel_calls, args.max_observation_chars, args.observation_format)
         run_kwargs["spec"] = EpisodeSpec(budgets, args.action_format, describe_tools=args.describe_tools)
+        if args.few_shot:
+            from osint_eval.fewshot import demonstrations
+
+            shots = demonstrations(run_kwargs["spec"], args.tasks, args.few_shot, seed=args.seed)
+    policies = {name: _policy(spec, args, shots) for name, spec in specs.items()}
     config = {k: v for k, v in vars(args).items() if k != "command"} | {"policies": specs}
     report = evaluate(policies, taskset, mode=args.mode, seed=args.seed, comparisons=comparisons, config=config,
                       progress=not args.no_progress, workers=args.workers, **run_kwargs)

@@ -137,16 +137,21 @@ class HFPolicy(Policy):
 
     def __init__(self, model: str, *, batch_size: int = 32, max_new_tokens: int = 64, temperature: float = 0.0,
                  top_p: float = 1.0, seed: int = 0, dtype: str = "auto", device: str | None = None,
-                 decoding: str = "generate") -> None:
+                 decoding: str = "generate", shots: list[dict[str, Any]] | None = None) -> None:
         from osint_eval.modeling import DECODING_MODES, load_model_and_tokenizer
 
         if decoding not in DECODING_MODES:
             raise EvalError(f"decoding must be one of {', '.join(DECODING_MODES)}; got {decoding!r}")
 
-        self.name = model
+        # shots: a few-shot demonstration (`fewshot.demonstrations`), turns put before each conversation's first
+        # user turn; the model's name then says how many episodes it holds, so its rows are not the zero-shot ones
+        self.shots = list(shots or [])
+        n_shots = sum(1 for m in self.shots if m["role"] == "user" and m.get("shot_start"))
+        self.name = f"{model} ({n_shots}-shot)" if n_shots else model
         self.model_ref = model
         self._kwargs = {"batch_size": batch_size, "max_new_tokens": max_new_tokens, "temperature": temperature,
-                        "top_p": top_p, "seed": seed, "dtype": dtype, "device": device, "decoding": decoding}
+                        "top_p": top_p, "seed": seed, "dtype": dtype, "device": device, "decoding": decoding,
+                        "shots": self.shots}
         self.model, self.tokenizer = load_model_and_tokenizer(model, dtype=dtype, device=device)
         self.decoder: Any = None
         if decoding != "generate":
@@ -157,6 +162,9 @@ class HFPolicy(Policy):
         if self.tokenizer.chat_template is None:
             raise EvalError(f"model {model!r} has no chat template; use an instruct/chat model")
         self.native_tools = chat.supports_tools(self.tokenizer.chat_template)
+        if self.shots and self.native_tools:
+            raise EvalError(f"model {model!r} renders tools in its template; few-shot demonstrations are plain-text "
+                            "turns (use them with a model whose template renders no tools)")
         self.batch_size, self.max_new_tokens = batch_size, max_new_tokens
         self.temperature, self.top_p, self.seed = temperature, top_p, seed
         self.tokens_generated = 0
@@ -169,11 +177,19 @@ class HFPolicy(Policy):
     def describe(self) -> dict[str, Any]:
         return {"name": self.name, "type": "HFPolicy", "max_new_tokens": self.max_new_tokens,
                 "temperature": self.temperature, "top_p": self.top_p, "seed": self.seed,
-                "decoding": self._kwargs["decoding"]}
+                "decoding": self._kwargs["decoding"], "shot_turns": len(self.shots)}
 
     def act(self, batch: list[PolicyInput]) -> list[str]:
         tools = [b.env.schemas if self.native_tools and b.env is not None else None for b in batch]
-        return self.generate([b.messages for b in batch], tools=tools)
+        return self.generate([self._with_shots(b.messages) for b in batch], tools=tools)
+
+    def _with_shots(self, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """``messages`` with the few-shot turns before their first user turn (after a system message)."""
+        if not self.shots:
+            return messages
+        at = 1 if messages and messages[0]["role"] == "system" else 0
+        shots = [{"role": m["role"], "content": m["content"]} for m in self.shots]
+        return messages[:at] + shots + messages[at:]
 
     def render(
         self, conversations: list[list[dict[str, Any]]], tools: list[list[dict[str, Any]] | None] | None = None
