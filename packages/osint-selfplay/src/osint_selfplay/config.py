@@ -538,19 +538,18 @@ class RunConfig:
     eval: EvalConfig = field(default_factory=EvalConfig)
 
     def __post_init__(self) -> None:
-        _choice("phase_schedule", self.phase_schedule, PHASE_SCHEDULES)
+        for name, choices in (("phase_schedule", PHASE_SCHEDULES), ("model_topology", ("dual", "shared", "forked")),
+                              ("tuning_mode", ("full", "lora")), ("train_world", tuple(BENCHMARKS)),
+                              ("canonical_graph_mode", ("fixed", "generate", "choose")),
+                              ("vllm_mode", ("colocate", "server"))):
+            _choice(name, getattr(self, name), choices)
         if self.phase_schedule == "answerer" and (self.answerer.generated_share or self.generator.curriculum_control):
             raise ConfigError("phase_schedule = 'answerer' has no generator: set answerer.generated_share = 0 and "
                               "generator.curriculum_control = false")
-        _choice("model_topology", self.model_topology, ("dual", "shared", "forked"))
-        _choice("tuning_mode", self.tuning_mode, ("full", "lora"))
-        _choice("canonical_graph_mode", self.canonical_graph_mode, ("fixed", "generate", "choose"))
         for name in ("offer_filters", "rungs"):
             if getattr(self.generator, name) and self.canonical_graph_mode != "choose":
                 raise ConfigError(f"generator.{name} needs canonical_graph_mode = 'choose' (a proposal in "
                                   f"{self.canonical_graph_mode!r} mode names no offered path)")
-        _choice("train_world", self.train_world, tuple(BENCHMARKS))
-        _choice("vllm_mode", self.vllm_mode, ("colocate", "server"))
         if (
             self.use_vllm
             and self.vllm_mode == "server"
