@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 import zipfile
 
@@ -12,6 +13,7 @@ import pytest
 from osint_eval import local_models
 from osint_eval.cli import main
 from osint_eval.errors import EvalError
+from osint_eval.interface import Policy
 from osint_eval.modeling import resolve_model
 
 
@@ -88,3 +90,22 @@ def test_compare_without_a_candidate_pairs_the_base_with_each_shortcut(tmp_path,
     pairs = {(c["base"], c["candidate"]) for c in report["comparisons"].values()}
     assert pairs == {("naive-search", "base"), ("overlap-search", "base")}
     assert report["models"]["base"]["summary"]["overall"]["success"]["mean"] == 1.0
+
+
+class _DiesInAWorker(Policy):
+    """A shardable model policy whose worker process is killed (as the OS kills one out of memory)."""
+
+    name, is_model, shardable = "dies", True, True
+
+    def act(self, batch):
+        os._exit(1)
+
+
+def test_a_worker_killed_mid_run_is_a_one_line_error():
+    from osint_eval.evaluate import evaluate
+    from osint_eval.tasks import load_tasks
+
+    with pytest.raises(EvalError, match=r"a worker process died while playing its 2 tasks \(out of memory\?") as err:
+        evaluate({"dies": _DiesInAWorker()}, load_tasks("v0:dev", limit=4), mode="multi_turn", workers=2,
+                 progress=False)
+    assert "\n" not in str(err.value)

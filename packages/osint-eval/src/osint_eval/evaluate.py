@@ -146,9 +146,15 @@ def run_items_sharded(pool: Any, workers: int, policy: Policy, items: list[Any],
 
 def _gather(futures: list[Any], n: int, workers: int, progress: Any) -> list[Any]:
     """The shards' episodes back in item order (shard k holds items k, k + workers, ...)."""
+    from concurrent.futures.process import BrokenProcessPool
+
     out: list[Any] = [None] * n
     for k, future in enumerate(futures):
-        shard = future.result()
+        try:
+            shard = future.result()
+        except BrokenProcessPool:  # the OS killed a worker (most often: out of memory)
+            raise EvalError(f"a worker process died while playing its {n // workers} tasks (out of memory? try "
+                            "--workers 1, a smaller --batch-size or --decoding generate)") from None
         out[k::workers] = shard
         if progress is not None:
             progress.update(len(shard))
