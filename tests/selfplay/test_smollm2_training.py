@@ -23,11 +23,11 @@ def test_smollm2_answerer_trains_with_lora_sft_then_multi_turn_grpo_and_is_evalu
 
     model = smollm2_path()
     overrides = {"output_dir": f"'{tmp_path / 'run'}'", "model.answerer": f"'{model}'", "model.generator": f"'{model}'",
-                 "train_worlds": 4, "warm_start.answerer_examples": 6, "warm_start.max_steps": 2,
+                 "train_worlds": 4, "warm_start.answerer_examples": 12, "warm_start.max_steps": 2,
                  "warm_start.warmup_steps": 1, "answerer.tasks_per_round": 2, "grpo_answerer.max_steps": 1,
                  "grpo_answerer.per_device_train_batch_size": 2, "grpo_answerer.num_generations": 2,
                  "grpo_answerer.max_completion_length": 256, "grpo_answerer.temperature": 1.5,
-                 "episode.max_steps": 2, "play.max_new_tokens": 16, "eval.limit": 2, "eval.max_new_tokens": 16,
+                 "play.max_new_tokens": 16, "eval.limit": 2, "eval.max_new_tokens": 16,
                  "eval.include_untrained": "false"}
     cfg = load_config(str(CONFIG), [f"{k}={v}" for k, v in overrides.items()])
     assert (cfg.tuning_mode, cfg.phase_schedule, cfg.answerer.mode) == ("lora", "answerer", "multi_turn")
