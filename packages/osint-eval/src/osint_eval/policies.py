@@ -146,6 +146,7 @@ class HFPolicy(Policy):
         # shots: a few-shot demonstration (`fewshot.demonstrations`), turns put before each conversation's first
         # user turn; the model's name then says how many episodes it holds, so its rows are not the zero-shot ones
         self.shots = list(shots or [])
+        self._shot_turns = [{"role": m["role"], "content": m["content"]} for m in self.shots]  # without the marker
         n_shots = sum(1 for m in self.shots if m["role"] == "user" and m.get("shot_start"))
         self.name = f"{model} ({n_shots}-shot)" if n_shots else model
         self.model_ref = model
@@ -188,8 +189,7 @@ class HFPolicy(Policy):
         if not self.shots:
             return messages
         at = 1 if messages and messages[0]["role"] == "system" else 0
-        shots = [{"role": m["role"], "content": m["content"]} for m in self.shots]
-        return messages[:at] + shots + messages[at:]
+        return messages[:at] + self._shot_turns + messages[at:]
 
     def render(
         self, conversations: list[list[dict[str, Any]]], tools: list[list[dict[str, Any]] | None] | None = None

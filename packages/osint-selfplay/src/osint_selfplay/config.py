@@ -538,10 +538,15 @@ class RunConfig:
     eval: EvalConfig = field(default_factory=EvalConfig)
 
     def __post_init__(self) -> None:
-        for name, choices in (("phase_schedule", PHASE_SCHEDULES), ("model_topology", ("dual", "shared", "forked")),
-                              ("tuning_mode", ("full", "lora")), ("train_world", tuple(BENCHMARKS)),
-                              ("canonical_graph_mode", ("fixed", "generate", "choose")),
-                              ("vllm_mode", ("colocate", "server"))):
+        choices_of = {
+            "phase_schedule": PHASE_SCHEDULES,
+            "model_topology": ("dual", "shared", "forked"),
+            "tuning_mode": ("full", "lora"),
+            "train_world": tuple(BENCHMARKS),
+            "canonical_graph_mode": ("fixed", "generate", "choose"),
+            "vllm_mode": ("colocate", "server"),
+        }
+        for name, choices in choices_of.items():
             _choice(name, getattr(self, name), choices)
         if self.phase_schedule == "answerer" and (self.answerer.generated_share or self.generator.curriculum_control):
             raise ConfigError("phase_schedule = 'answerer' has no generator: set answerer.generated_share = 0 and "
