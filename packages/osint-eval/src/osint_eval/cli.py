@@ -35,7 +35,8 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--mode", choices=["single_turn", "multi_turn"], default="single_turn")
     p.add_argument("--family", help="only this task family")
     p.add_argument("--difficulty", choices=["easy", "medium", "hard"])
-    p.add_argument("--limit", type=int, help="at most this many tasks")
+    p.add_argument("--limit", type=int,
+                   help="at most this many tasks: the first N of the source, in its order (not a random sample)")
     p.add_argument("--seed", type=int, default=0, help="sampling and bootstrap seed")
     p.add_argument("--max-steps", type=int, default=24, help="multi-turn step budget")
     p.add_argument("--max-parallel-calls", type=int, default=4, help="multi-turn: tool calls per step")
