@@ -95,7 +95,9 @@ def test_compare_without_a_candidate_pairs_the_base_with_each_shortcut(tmp_path,
 class _DiesInAWorker(Policy):
     """A shardable model policy whose worker process is killed (as the OS kills one out of memory)."""
 
-    name, is_model, shardable = "dies", True, True
+    name = "dies"
+    is_model = True
+    shardable = True
 
     def act(self, batch):
         os._exit(1)
@@ -105,7 +107,7 @@ def test_a_worker_killed_mid_run_is_a_one_line_error():
     from osint_eval.evaluate import evaluate
     from osint_eval.tasks import load_tasks
 
-    with pytest.raises(EvalError, match=r"a worker process died while playing its 2 tasks \(out of memory\?") as err:
+    with pytest.raises(EvalError, match=r"a worker process of 2 died while playing 4 tasks \(out of memory\?\)") as err:
         evaluate({"dies": _DiesInAWorker()}, load_tasks("v0:dev", limit=4), mode="multi_turn", workers=2,
                  progress=False)
     assert "\n" not in str(err.value)

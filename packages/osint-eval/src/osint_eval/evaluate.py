@@ -152,9 +152,9 @@ def _gather(futures: list[Any], n: int, workers: int, progress: Any) -> list[Any
     for k, future in enumerate(futures):
         try:
             shard = future.result()
-        except BrokenProcessPool:  # the OS killed a worker (most often: out of memory)
-            raise EvalError(f"a worker process died while playing its {n // workers} tasks (out of memory? try "
-                            "--workers 1, a smaller --batch-size or --decoding generate)") from None
+        except BrokenProcessPool:  # the OS killed a worker (most often: out of memory); osint-selfplay calls this too
+            raise EvalError(f"a worker process of {workers} died while playing {n} tasks (out of memory?): fewer "
+                            "workers, a smaller batch or generate decoding need less memory") from None
         out[k::workers] = shard
         if progress is not None:
             progress.update(len(shard))
