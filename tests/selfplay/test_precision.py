@@ -64,6 +64,17 @@ def test_a_cpu_that_claims_bfloat16_but_measures_it_slower_gets_float32(monkeypa
     assert p.reason == "native bfloat16 (CPU has avx512_bf16), but it measured slower than float32"
 
 
+@pytest.mark.parametrize(("speedup", "expected"), [(1.1, "float32"), (precision.MIN_SPEEDUP, "bfloat16")])
+def test_auto_wants_bfloat16_to_pay_by_a_margin_not_by_noise(monkeypatch, speedup, expected):
+    _cpu(monkeypatch, amx_bf16=True)
+    _timing(monkeypatch, speedup)
+    p = precision.resolve("auto", "cpu", SHAPE)
+    assert p.precision == expected and p.bfloat16_speedup == speedup
+    if expected == "float32":
+        assert p.reason == ("native bfloat16 (CPU has amx_bf16), but it measured less than 1.2x float32's speed at "
+                            "this model's size")
+
+
 def test_cuda_asks_cuda_whether_it_has_bfloat16(monkeypatch):
     _timing(monkeypatch, 3.0)
     monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda *a, **k: True)
@@ -129,7 +140,7 @@ def test_a_dry_run_of_the_main_job_records_and_announces_the_precision_it_resolv
     _timing(monkeypatch, speedup)
     out = tmp_path / "run"
     sizes = {k: v for k, v in (o.split("=", 1) for o in micro_overrides(out, **{"eval.enabled": "false"}))
-             if k.split(".")[0] in ("output_dir", "train_worlds", "model", "warm_start", "generator", "answerer",
+             if k != "warm_start.autocast" and k.split(".")[0] in ("output_dir", "train_worlds", "model", "warm_start", "generator", "answerer",
                                     "eval", "play")}
     args = ["train", "--config", str(CONFIGS / "tiny-cpu.toml"), "--dry-run", "--set",
             *[f"{k}={v}" for k, v in sizes.items()], "warm_start.workers=1", "play.workers=1"]

@@ -3,9 +3,12 @@
 ``warm_start.autocast = "auto"`` (the tiny configs' default) becomes ``"bfloat16"`` only where the device has
 native bfloat16 matrix kernels (a CUDA device that supports it; a CPU with AVX512-BF16 or AMX-BF16 on x86, BF16
 on ARM) *and* a sub-second measurement confirms it: one matrix product of the model's own size (a packed row's
-tokens x its hidden size x its MLP width) timed in float32 and under bfloat16 autocast. A CPU without those
-kernels emulates bfloat16 (about 100 times slower than float32 on an AVX2-only CPU, benchmarks/RESULTS.md), and a
-device that claims them but measures bfloat16 slower gets float32 too. ``"bfloat16"`` and ``"none"`` stay explicit
+tokens x its hidden size x its MLP width) timed in float32 and under bfloat16 autocast, in alternating short rounds
+(the median of their ratios, so that a burst of load on a shared machine weighs on both dtypes, not on one). A
+CPU without those kernels emulates bfloat16 (about 100 times slower than float32 on an AVX2-only CPU,
+benchmarks/RESULTS.md), and a device that claims them but measures bfloat16 less than `MIN_SPEEDUP` times as fast
+gets float32 too: bfloat16 costs precision, and a small model's product (where autocast's casts weigh as much as
+the product) measures within noise of 1x, where two runs on one machine could otherwise choose differently. ``"bfloat16"`` and ``"none"`` stay explicit
 choices; a forced ``"bfloat16"`` that measures slow gets one warning line with the ratio and the setting that
 avoids it.
 
@@ -33,6 +36,8 @@ REQUESTS = ("auto", "bfloat16", "none")  # warm_start.autocast's values
 # the CPU capabilities (torch.cpu.get_capabilities keys) that mean native bfloat16 matrix kernels
 NATIVE_CPU_BF16 = ("avx512_bf16", "amx_bf16", "bf16", "sve_bf16")
 PROBE_SECONDS = 0.1  # per dtype: the whole measurement stays under a second even where bfloat16 is emulated
+PROBE_ROUNDS = 5  # alternating float32 / bfloat16 rounds, each PROBE_SECONDS / PROBE_ROUNDS long
+MIN_SPEEDUP = 1.2  # "auto" takes bfloat16 only where it measured at least this many times float32's rate
 
 
 @dataclass(kw_only=True)
@@ -80,25 +85,31 @@ def native_bfloat16(device: str) -> tuple[bool, str]:
 
 
 def measure_speedup(device: str, m: int, k: int, n: int, seconds: float = PROBE_SECONDS) -> float:
-    """bfloat16 autocast's rate over float32's for one (m x k) @ (k x n) float32 product on ``device``, each
-    timed for about ``seconds`` after one warm-up call (autocast's casts included, as in training)."""
+    """bfloat16 autocast's rate over float32's for one (m x k) @ (k x n) float32 product on ``device``: the median
+    ratio of `PROBE_ROUNDS` alternating rounds, each dtype timed for about ``seconds`` in all after one warm-up call
+    (autocast's casts included, as in training)."""
+    import statistics
+
     import torch
 
     a = torch.randn(m, k, device=device)
     b = torch.randn(k, n, device=device)
 
-    def rate(bfloat16: bool) -> float:
+    def rate(bfloat16: bool, budget: float) -> float:
         with torch.autocast(device_type=device, dtype=torch.bfloat16, enabled=bfloat16):
-            a @ b
-            _sync(device)
             calls, t0 = 0, time.perf_counter()
-            while calls == 0 or time.perf_counter() - t0 < seconds:
+            while calls == 0 or time.perf_counter() - t0 < budget:
                 a @ b
                 calls += 1
             _sync(device)
         return calls / (time.perf_counter() - t0)
 
-    return rate(True) / rate(False)
+    for bfloat16 in (False, True):  # warm-up: kernels chosen, caches filled
+        with torch.autocast(device_type=device, dtype=torch.bfloat16, enabled=bfloat16):
+            a @ b
+        _sync(device)
+    budget = seconds / PROBE_ROUNDS
+    return statistics.median(rate(True, budget) / rate(False, budget) for _ in range(PROBE_ROUNDS))
 
 
 def _sync(device: str) -> None:
@@ -135,6 +146,9 @@ def resolve(requested: str, device: str, shape: tuple[int, int, int]) -> Precisi
         precision, reason = "float32", f"no native bfloat16 ({evidence})"
     elif speedup < 1:
         precision, reason = "float32", f"native bfloat16 ({evidence}), but it measured slower than float32"
+    elif speedup < MIN_SPEEDUP:
+        precision, reason = "float32", (f"native bfloat16 ({evidence}), but it measured less than {MIN_SPEEDUP}x "
+                                        "float32's speed at this model's size")
     else:
         precision, reason = "bfloat16", f"native bfloat16 ({evidence}), measured faster than float32"
     return Precision(requested=requested, precision=precision, device=device,
