@@ -118,6 +118,23 @@ def test_a_bad_short_action_gets_the_same_error_observation_as_bad_json():
         assert read_observation(obs)["results"][0] == {"call": "get_profile", "ok": False, "error": same}
 
 
+@pytest.mark.parametrize(("action_format", "example"), [
+    ("json", 'send JSON such as {"tool": "get_profile", "args": {"handle_or_id": "@name"}}'),
+    ("short", "write one call per line, such as get_profile @name or answer <entity id>"),
+])
+def test_prose_is_told_the_syntax_its_episode_asked_for(action_format, example):
+    env = OSINTEnv(seed=0, action_format=action_format, observation_format="compact")
+    env.reset(seed=1)
+    info = env.step("The account is run by @vera_gallo.")[4]
+    assert info["action_error"] == f"no action found; {example}" + (
+        ' or {"answer": "<entity id>"}' if action_format == "json" else "")
+    # the example it is shown is itself an action that parses in that episode
+    shown = example.split("such as ", 1)[1].split(" or ")[0]
+    assert [c.name for c in parse_action(shown, action_format=action_format).calls] == ["get_profile"]
+    # whatever the format, every shape still parses
+    assert parse_action('{"answer": "person_3"}', action_format="short").calls == (Call("answer", {"entity_id": "person_3"}),)
+
+
 def test_the_default_json_rendering_is_unchanged():
     env = OSINTEnv(seed=0)
     first, _ = env.reset(seed=3)

@@ -153,8 +153,18 @@ def tool_call_blocks(text: str) -> tuple[list[str], str]:
     return bodies, "".join(outside).strip()
 
 
-def parse_action(action: Any, max_chars: int = MAX_ACTION_CHARS) -> ParsedAction:
-    """Parse a text or dict action into calls; never raises."""
+# what an action that parses into nothing is told to write instead, in the syntax the episode asked for
+_NO_ACTION = {
+    "json": 'no action found; send JSON such as {"tool": "get_profile", "args": {"handle_or_id": "@name"}} '
+            'or {"answer": "<entity id>"}',
+    "short": "no action found; write one call per line, such as get_profile @name or answer <entity id>",
+}
+
+
+def parse_action(action: Any, max_chars: int = MAX_ACTION_CHARS, action_format: str = "json") -> ParsedAction:
+    """Parse a text or dict action into calls; never raises. Every shape is accepted whatever the format;
+    ``action_format`` ("json" or "short", the syntax the episode asked for) only picks the example that an
+    action with no call in it is shown."""
     try:
         if isinstance(action, (dict, list)):
             return _from_value(action)
@@ -195,8 +205,7 @@ def parse_action(action: Any, max_chars: int = MAX_ACTION_CHARS) -> ParsedAction
             return ParsedAction((Call("answer", {"entity_id": plain.group(1).strip().strip("\"'`")}),))
         if short:
             return _short(stripped)
-        return _fail('no action found; send JSON such as {"tool": "get_profile", "args": {"handle_or_id": "@name"}} '
-                     'or {"answer": "<entity id>"}')
+        return _fail(_NO_ACTION.get(action_format, _NO_ACTION["json"]))
     except RecursionError:
         return _fail("action JSON is nested too deeply")
 

@@ -396,7 +396,7 @@ class OSINTEnv(gym.Env[str, str]):
                 {"action_error": "episode over"},
             )
         self._steps += 1
-        parsed = parse_action(action)
+        parsed = parse_action(action, action_format=self.action_format)
         results: list[dict[str, Any]] = []
         error: str | None = parsed.error
         answer_calls: list[Call] = []
