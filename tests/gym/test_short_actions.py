@@ -132,7 +132,8 @@ def test_prose_is_told_the_syntax_its_episode_asked_for(action_format, example):
     shown = example.split("such as ", 1)[1].split(" or ")[0]
     assert [c.name for c in parse_action(shown, action_format=action_format).calls] == ["get_profile"]
     # whatever the format, every shape still parses
-    assert parse_action('{"answer": "person_3"}', action_format="short").calls == (Call("answer", {"entity_id": "person_3"}),)
+    json_answer = parse_action('{"answer": "person_3"}', action_format="short")
+    assert json_answer.calls == (Call("answer", {"entity_id": "person_3"}),)
 
 
 def test_the_default_json_rendering_is_unchanged():

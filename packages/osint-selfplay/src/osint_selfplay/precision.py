@@ -8,9 +8,9 @@ tokens x its hidden size x its MLP width) timed in float32 and under bfloat16 au
 CPU without those kernels emulates bfloat16 (about 100 times slower than float32 on an AVX2-only CPU,
 benchmarks/RESULTS.md), and a device that claims them but measures bfloat16 less than `MIN_SPEEDUP` times as fast
 gets float32 too: bfloat16 costs precision, and a small model's product (where autocast's casts weigh as much as
-the product) measures within noise of 1x, where two runs on one machine could otherwise choose differently. ``"bfloat16"`` and ``"none"`` stay explicit
-choices; a forced ``"bfloat16"`` that measures slow gets one warning line with the ratio and the setting that
-avoids it.
+the product) measures within noise of 1x, where two runs on one machine could otherwise choose differently.
+``"bfloat16"`` and ``"none"`` stay explicit choices; a forced ``"bfloat16"`` that measures slow gets one warning
+line with the ratio and the setting that avoids it.
 
 No library answers this: transformers' ``is_torch_bf16_cpu_available()`` checks torch's version, not the CPU, so
 the claim is read from ``torch.cpu.get_capabilities()`` (what cpuinfo reports) and checked by timing.
