@@ -1,7 +1,7 @@
 """Mixed precision on this CPU: float32 against bfloat16 autocast (float32 master weights), side by side.
 
     hatch run python benchmarks/bench_precision.py [--model runs/tiny-cpu/warm_start/shared/final_model]
-        [--demos 2000] [--steps 30] [--rounds 3] [--tasks 128]
+        [--demos 2000] [--steps 30] [--rounds 3] [--tasks 128] [--probes 10]
 
 Three figures, each a ratio measured in alternating rounds of the same process:
 
@@ -16,7 +16,8 @@ Three figures, each a ratio measured in alternating rounds of the same process:
 
 Beside them it prints what ``warm_start.autocast = "auto"`` resolves to on this machine
 (`osint_selfplay.precision`: the CPU capabilities torch reports, and its own sub-second timing of one product of
-the model's size), so the decision can be read against the ratios measured here.
+the model's size), so the decision can be read against the ratios measured here, and the spread of that probe's
+ratio over ``--probes`` calls at one packed row's tokens and at a whole step's (the shape it times).
 
 Speed alone does not decide: a faster SFT step is worth taking only if held-out success at equal wall time
 holds (the main job's warm start with ``warm_start.autocast = "bfloat16"``, paired; see RESULTS.md).
@@ -98,6 +99,7 @@ def main() -> None:
     ap.add_argument("--steps", type=int, default=30, help="SFT steps per round and precision")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--tasks", type=int, default=128, help="v0:test episodes per round and precision")
+    ap.add_argument("--probes", type=int, default=10, help="calls of the precision probe per product shape")
     args = ap.parse_args()
     if not Path(args.model).is_dir():
         raise SystemExit(f"bench_precision: no model at {args.model} (run the main job first: hatch run train)")
@@ -105,9 +107,22 @@ def main() -> None:
     from transformers import AutoConfig
 
     from osint_selfplay import precision
+    from osint_selfplay.config import load_config
 
-    auto = precision.resolve("auto", "cpu", precision.product_shape(AutoConfig.from_pretrained(args.model), 512))
+    ws = load_config(str(CONFIG)).warm_start  # the main job's step: batch_size packed rows of max_length tokens
+    config = AutoConfig.from_pretrained(args.model)
+    shape = precision.product_shape(config, ws.max_length * ws.batch_size)
+    auto = precision.resolve("auto", "cpu", shape)
     print(f"== what warm_start.autocast = 'auto' chooses here ==\n{auto.line()}\n")
+    print(f"== the probe's ratio (bfloat16 autocast / float32), {args.probes} calls each: one packed row's tokens "
+          "against a whole step's ==")
+    for tokens in (ws.max_length, ws.max_length * ws.batch_size):
+        m, k, n = precision.product_shape(config, tokens)
+        ratios = sorted(precision.measure_speedup("cpu", m, k, n) for _ in range(args.probes))
+        print(f"{m}x{k}x{n}: min {ratios[0]:.2f}x | median {statistics.median(ratios):.2f}x | max {ratios[-1]:.2f}x"
+              f" | {sum(r >= precision.MIN_SPEEDUP for r in ratios)} of {len(ratios)} at the "
+              f"{precision.MIN_SPEEDUP}x that 'auto' asks for")
+    print()
     print(f"== matrix products (GFLOP/s), torch {torch.__version__}, {threads} threads available ==")
     limit: dict[str, float] = {}
     for n in (128, 512):

@@ -150,6 +150,8 @@ def test_a_dry_run_of_the_main_job_records_and_announces_the_precision_it_resolv
     assert manifest["config"]["warm_start"]["autocast"] == "auto" and manifest["precision"] == expected
     choice = manifest["machine"]["precision_choice"]
     assert choice["precision"] == expected and choice["bfloat16_speedup"] == speedup
+    ws = manifest["config"]["warm_start"]  # timed at a whole step's tokens (tiny:64x2: hidden 64, MLP 128)
+    assert choice["product"] == [ws["max_length"] * ws["batch_size"], 64, 128] == [512 * 16, 64, 128]
     assert choice["threads"] == manifest["machine"]["torch_threads"]
     assert choice["cpu_capability"] == manifest["machine"]["cpu_capability"]
     summary = json.loads((out / "summary.json").read_text())

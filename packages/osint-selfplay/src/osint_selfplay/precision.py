@@ -1,16 +1,16 @@
 """The warm start's precision, resolved from the machine: bfloat16 autocast where it is fast, float32 elsewhere.
 
 ``warm_start.autocast = "auto"`` (the tiny configs' default) becomes ``"bfloat16"`` only where the device has
-native bfloat16 matrix kernels (a CUDA device that supports it; a CPU with AVX512-BF16 or AMX-BF16 on x86, BF16
-on ARM) *and* a sub-second measurement confirms it: one matrix product of the model's own size (a packed row's
-tokens x its hidden size x its MLP width) timed in float32 and under bfloat16 autocast, in alternating short rounds
-(the median of their ratios, so that a burst of load on a shared machine weighs on both dtypes, not on one). A
-CPU without those kernels emulates bfloat16 (about 100 times slower than float32 on an AVX2-only CPU,
-benchmarks/RESULTS.md), and a device that claims them but measures bfloat16 less than `MIN_SPEEDUP` times as fast
-gets float32 too: bfloat16 costs precision, and a small model's product (where autocast's casts weigh as much as
-the product) measures within noise of 1x, where two runs on one machine could otherwise choose differently.
-``"bfloat16"`` and ``"none"`` stay explicit choices; a forced ``"bfloat16"`` that measures slow gets one warning
-line with the ratio and the setting that avoids it.
+native bfloat16 matrix kernels (a CUDA device that supports it; a CPU with AVX512-BF16 or AMX-BF16 on x86, BF16 on
+ARM) *and* a sub-second measurement confirms it: one matrix product of the model's own size (an SFT step's tokens,
+``batch_size`` packed rows of ``max_length``, x its hidden size x its MLP width) timed in float32 and under
+bfloat16 autocast, in alternating short rounds (the median of their ratios, so that a burst of load on a shared
+machine weighs on both dtypes, not on one). A CPU without those kernels emulates bfloat16 (about 100 times slower
+than float32 on an AVX2-only CPU, benchmarks/RESULTS.md), and a device that claims them but measures bfloat16 less
+than `MIN_SPEEDUP` times as fast gets float32 too: bfloat16 costs precision, and a small model's product (where
+autocast's casts weigh as much as the product) measures within noise of 1x, where two runs on one machine could
+otherwise choose differently. ``"bfloat16"`` and ``"none"`` stay explicit choices; a forced ``"bfloat16"`` that
+measures slow gets one warning line with the ratio and the setting that avoids it.
 
 No library answers this: transformers' ``is_torch_bf16_cpu_available()`` checks torch's version, not the CPU, so
 the claim is read from ``torch.cpu.get_capabilities()`` (what cpuinfo reports) and checked by timing.
@@ -119,12 +119,15 @@ def _sync(device: str) -> None:
         torch.cuda.synchronize()
 
 
-def product_shape(config: Any, rows: int) -> tuple[int, int, int]:
-    """A packed row's ``rows`` tokens x the model's hidden size x its MLP width (a transformers config; 4x hidden
-    without one): the product that dominates the warm start's step."""
+def product_shape(config: Any, tokens: int) -> tuple[int, int, int]:
+    """An SFT step's ``tokens`` (its packed rows' tokens together: the MLP multiplies them at once) x the model's
+    hidden size x its MLP width (a transformers config; 4x hidden without one): the product that dominates the
+    warm start's step. One row's tokens alone would understate it: for the main job's model bfloat16 autocast
+    measures 1.26x float32 at 512 x 128 x 256 but 2.5x at 4096 x 128 x 256 (AVX512-BF16, benchmarks/RESULTS.md),
+    the shape it trains at."""
     hidden = int(getattr(config, "hidden_size", 0) or getattr(config, "n_embd", 0) or 512)
     width = int(getattr(config, "intermediate_size", 0) or 4 * hidden)
-    return rows, hidden, width
+    return tokens, hidden, width
 
 
 def resolve(requested: str, device: str, shape: tuple[int, int, int]) -> Precision:
@@ -187,9 +190,9 @@ def recorded(manifest: Path) -> Precision | None:
     return Precision.from_dict(saved, f"{manifest}: machine.precision_choice") if saved is not None else None
 
 
-def for_run(requested: str, manifest: Path, model_path: str, rows: int) -> Precision:
+def for_run(requested: str, manifest: Path, model_path: str, tokens: int) -> Precision:
     """The run's precision: the one its manifest recorded (a resumed run, its controls), else resolved now for
-    ``model_path``'s size and packed rows of ``rows`` tokens on the device packed SFT uses."""
+    ``model_path``'s size and steps of ``tokens`` tokens on the device packed SFT uses."""
     import torch
 
     saved = recorded(manifest)
@@ -198,4 +201,4 @@ def for_run(requested: str, manifest: Path, model_path: str, rows: int) -> Preci
     from transformers import AutoConfig
 
     device = "cuda" if torch.cuda.is_available() else "cpu"
-    return resolve(requested, device, product_shape(AutoConfig.from_pretrained(model_path), rows))
+    return resolve(requested, device, product_shape(AutoConfig.from_pretrained(model_path), tokens))
