@@ -1,7 +1,7 @@
 """Mixed precision on this CPU: float32 against bfloat16 autocast (float32 master weights), side by side.
 
     hatch run python benchmarks/bench_precision.py [--model runs/tiny-cpu/warm_start/shared/final_model]
-        [--demos 2000] [--steps 30] [--rounds 3] [--tasks 128] [--probes 10]
+        [--demos 2000] [--steps 30] [--rounds 3] [--tasks 128] [--probes 10] [--busy 0]
 
 Three figures, each a ratio measured in alternating rounds of the same process:
 
@@ -17,7 +17,8 @@ Three figures, each a ratio measured in alternating rounds of the same process:
 Beside them it prints what ``warm_start.autocast = "auto"`` resolves to on this machine
 (`osint_selfplay.precision`: the CPU capabilities torch reports, and its own sub-second timing of one product of
 the model's size), so the decision can be read against the ratios measured here, and the spread of that probe's
-ratio over ``--probes`` calls at one packed row's tokens and at a whole step's (the shape it times).
+ratio over ``--probes`` calls at one packed row's tokens and at a whole step's (the shape it times), on an otherwise
+idle machine and, with ``--busy N``, beside N other CPU-bound processes (a machine busy when a run starts).
 
 Speed alone does not decide: a faster SFT step is worth taking only if held-out success at equal wall time
 holds (the main job's warm start with ``warm_start.autocast = "bfloat16"``, paired; see RESULTS.md).
@@ -27,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import multiprocessing
 import statistics
 import time
 from pathlib import Path
@@ -47,6 +49,13 @@ def matmul_gflops(n: int, dtype: torch.dtype, threads: int, seconds: float = 0.5
         a @ b
         calls += 1
     return 2 * n**3 * calls / (time.perf_counter() - t0) / 1e9
+
+
+def _spin() -> None:
+    """A CPU-bound process (another job on the machine while a run starts): spins until terminated."""
+    x = 0
+    while True:
+        x = (x * 31 + 7) % 1_000_003
 
 
 def _demos(n: int) -> list[dict[str, Any]]:
@@ -100,6 +109,8 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--tasks", type=int, default=128, help="v0:test episodes per round and precision")
     ap.add_argument("--probes", type=int, default=10, help="calls of the precision probe per product shape")
+    ap.add_argument("--busy", type=int, default=0,
+                    help="also run the probe with this many other CPU-bound processes on the machine")
     args = ap.parse_args()
     if not Path(args.model).is_dir():
         raise SystemExit(f"bench_precision: no model at {args.model} (run the main job first: hatch run train)")
@@ -114,15 +125,25 @@ def main() -> None:
     shape = precision.product_shape(config, ws.max_length * ws.batch_size)
     auto = precision.resolve("auto", "cpu", shape)
     print(f"== what warm_start.autocast = 'auto' chooses here ==\n{auto.line()}\n")
-    print(f"== the probe's ratio (bfloat16 autocast / float32), {args.probes} calls each: one packed row's tokens "
-          "against a whole step's ==")
-    for tokens in (ws.max_length, ws.max_length * ws.batch_size):
-        m, k, n = precision.product_shape(config, tokens)
-        ratios = sorted(precision.measure_speedup("cpu", m, k, n) for _ in range(args.probes))
-        print(f"{m}x{k}x{n}: min {ratios[0]:.2f}x | median {statistics.median(ratios):.2f}x | max {ratios[-1]:.2f}x"
-              f" | {sum(r >= precision.MIN_SPEEDUP for r in ratios)} of {len(ratios)} at the "
-              f"{precision.MIN_SPEEDUP}x that 'auto' asks for")
-    print()
+    for busy in sorted({0, args.busy}):
+        print(f"== the probe's ratio (bfloat16 autocast / float32), {args.probes} calls each: one packed row's "
+              f"tokens against a whole step's; {busy} other CPU-bound process(es) running ==")
+        spinners = [multiprocessing.Process(target=_spin, daemon=True) for _ in range(busy)]
+        for proc in spinners:
+            proc.start()
+        for tokens in (ws.max_length, ws.max_length * ws.batch_size):
+            m, k, n = precision.product_shape(config, tokens)
+            ratios = sorted(precision.measure_speedup("cpu", m, k, n) for _ in range(args.probes))
+            print(f"{m}x{k}x{n}: min {ratios[0]:.2f}x | median {statistics.median(ratios):.2f}x | max "
+                  f"{ratios[-1]:.2f}x | {sum(r >= precision.MIN_SPEEDUP for r in ratios)} of {len(ratios)} at the "
+                  f"{precision.MIN_SPEEDUP}x that 'auto' asks for")
+        chosen = [precision.resolve("auto", "cpu", shape).precision for _ in range(args.probes)]
+        print(f"'auto' at {'x'.join(map(str, shape))} (retries included): bfloat16 in "
+              f"{chosen.count('bfloat16')} of {len(chosen)} resolutions")
+        for proc in spinners:
+            proc.terminate()
+            proc.join()
+        print()
     print(f"== matrix products (GFLOP/s), torch {torch.__version__}, {threads} threads available ==")
     limit: dict[str, float] = {}
     for n in (128, 512):

@@ -75,6 +75,20 @@ def test_auto_wants_bfloat16_to_pay_by_a_margin_not_by_noise(monkeypatch, speedu
                             "this model's size")
 
 
+@pytest.mark.parametrize(("caps", "readings", "expected", "calls"), [
+    ({"avx512_bf16": True}, [0.55, 0.6, 2.5], "bfloat16", 3),  # one probe hit by contention: the best of three
+    ({"avx512_bf16": True}, [0.55, 0.6, 0.7], "float32", 3),  # slow every time: really slow here
+    ({"avx512_bf16": True}, [2.5], "bfloat16", 1),  # fast at once: measured once
+    ({}, [0.02], "float32", 1),  # no claim to confirm: measured once, for the record
+])
+def test_a_slow_reading_against_a_native_claim_is_measured_again(monkeypatch, caps, readings, expected, calls):
+    _cpu(monkeypatch, **caps)
+    queue = list(readings)
+    monkeypatch.setattr(precision, "measure_speedup", lambda device, m, k, n, seconds=0.1: queue.pop(0))
+    p = precision.resolve("auto", "cpu", SHAPE)
+    assert (p.precision, p.bfloat16_speedup) == (expected, max(readings)) and len(readings) - len(queue) == calls
+
+
 def test_cuda_asks_cuda_whether_it_has_bfloat16(monkeypatch):
     _timing(monkeypatch, 3.0)
     monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda *a, **k: True)
