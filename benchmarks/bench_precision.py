@@ -122,7 +122,7 @@ def main() -> None:
 
     ws = load_config(str(CONFIG)).warm_start  # the main job's step: batch_size packed rows of max_length tokens
     config = AutoConfig.from_pretrained(args.model)
-    shape = precision.product_shape(config, ws.max_length * ws.batch_size)
+    shape = precision.product_shape(config, precision.step_tokens(ws))
     auto = precision.resolve("auto", "cpu", shape)
     print(f"== what warm_start.autocast = 'auto' chooses here ==\n{auto.line()}\n")
     for busy in sorted({0, args.busy}):
@@ -131,7 +131,7 @@ def main() -> None:
         spinners = [multiprocessing.Process(target=_spin, daemon=True) for _ in range(busy)]
         for proc in spinners:
             proc.start()
-        for tokens in (ws.max_length, ws.max_length * ws.batch_size):
+        for tokens in (ws.max_length, precision.step_tokens(ws)):
             m, k, n = precision.product_shape(config, tokens)
             ratios = sorted(precision.measure_speedup("cpu", m, k, n) for _ in range(args.probes))
             print(f"{m}x{k}x{n}: min {ratios[0]:.2f}x | median {statistics.median(ratios):.2f}x | max "

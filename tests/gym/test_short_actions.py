@@ -118,22 +118,24 @@ def test_a_bad_short_action_gets_the_same_error_observation_as_bad_json():
         assert read_observation(obs)["results"][0] == {"call": "get_profile", "ok": False, "error": same}
 
 
-@pytest.mark.parametrize(("action_format", "example"), [
-    ("json", 'send JSON such as {"tool": "get_profile", "args": {"handle_or_id": "@name"}}'),
-    ("short", "write one call per line, such as get_profile @name or answer <entity id>"),
+@pytest.mark.parametrize(("action_format", "message"), [
+    ("json", 'no action found; send JSON such as {"tool": "get_profile", "args": {"handle_or_id": "@name"}} '
+             'or {"answer": "<entity id>"}'),
+    ("short", "no action found; write one call per line, such as get_profile @name or answer <entity id>"),
 ])
-def test_prose_is_told_the_syntax_its_episode_asked_for(action_format, example):
+def test_prose_is_told_the_syntax_its_episode_asked_for(action_format, message):
     env = OSINTEnv(seed=0, action_format=action_format, observation_format="compact")
     env.reset(seed=1)
     info = env.step("The account is run by @vera_gallo.")[4]
-    assert info["action_error"] == f"no action found; {example}" + (
-        ' or {"answer": "<entity id>"}' if action_format == "json" else "")
+    assert info["action_error"] == message
     # the example it is shown is itself an action that parses in that episode
-    shown = example.split("such as ", 1)[1].split(" or ")[0]
+    shown = message.split("such as ", 1)[1].split(" or ")[0]
     assert [c.name for c in parse_action(shown, action_format=action_format).calls] == ["get_profile"]
     # whatever the format, every shape still parses
     json_answer = parse_action('{"answer": "person_3"}', action_format="short")
     assert json_answer.calls == (Call("answer", {"entity_id": "person_3"}),)
+    with pytest.raises(ConfigError, match=r"action_format must be one of \('json', 'short'\), got 'xml'"):
+        parse_action("answer person_3", action_format="xml")
 
 
 def test_the_default_json_rendering_is_unchanged():

@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from osint_gym.compact import CompactError, items, word_or_string
+from osint_gym.errors import ConfigError
 from osint_gym.tools import CONTROL_SCHEMAS, TOOLS
 
 MAX_ACTION_CHARS = 16_384
@@ -164,7 +165,9 @@ _NO_ACTION = {
 def parse_action(action: Any, max_chars: int = MAX_ACTION_CHARS, action_format: str = "json") -> ParsedAction:
     """Parse a text or dict action into calls; never raises. Every shape is accepted whatever the format;
     ``action_format`` ("json" or "short", the syntax the episode asked for) only picks the example that an
-    action with no call in it is shown."""
+    action with no call in it is shown (any other value is a ConfigError: a caller's bug, not the agent's)."""
+    if action_format not in _NO_ACTION:
+        raise ConfigError(f"action_format must be one of {tuple(_NO_ACTION)}, got {action_format!r}")
     try:
         if isinstance(action, (dict, list)):
             return _from_value(action)
@@ -205,7 +208,7 @@ def parse_action(action: Any, max_chars: int = MAX_ACTION_CHARS, action_format: 
             return ParsedAction((Call("answer", {"entity_id": plain.group(1).strip().strip("\"'`")}),))
         if short:
             return _short(stripped)
-        return _fail(_NO_ACTION.get(action_format, _NO_ACTION["json"]))
+        return _fail(_NO_ACTION[action_format])
     except RecursionError:
         return _fail("action JSON is nested too deeply")
 

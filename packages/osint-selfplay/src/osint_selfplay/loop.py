@@ -391,7 +391,7 @@ class SelfPlayRun:
         if self.dist.is_main:
             clean_partials(self.root)
         chosen = precision.for_run(cfg.warm_start.autocast, self.root / "run.json", bases.answerer,
-                                   cfg.warm_start.max_length * cfg.warm_start.batch_size)
+                                   precision.step_tokens(cfg.warm_start))
         precision.announce(chosen)
         self.summary.precision = chosen
         self._write_manifest(bases, chosen)

@@ -28,7 +28,7 @@ from osint_selfplay.curves import grpo_callback
 from osint_selfplay.data import as_messages
 from osint_selfplay.errors import ConfigError, HealthError
 from osint_selfplay.grpo_config import GRPOPhaseConfig
-from osint_selfplay.precision import Precision, product_shape
+from osint_selfplay.precision import Precision, product_shape, step_tokens
 from osint_selfplay.precision import resolve as resolve_precision
 from osint_selfplay.results import (
     DevPoint,
@@ -256,7 +256,7 @@ def _run_packed_sft(model_path: str, rows: list[dict[str, Any]], cfg: RunConfig,
     tokenize_seconds = time.perf_counter() - t0
     warm = extra_steps is None  # the warm start itself; else a continuation of it by extra_steps
     if precision is None:
-        precision = resolve_precision(ws.autocast, device, product_shape(model.config, ws.max_length * ws.batch_size))
+        precision = resolve_precision(ws.autocast, device, product_shape(model.config, step_tokens(ws)))
     settings = _packed_settings(
         cfg, extra_steps, skip_rows, extra_rows(ws.batch_size, extra_share) if extra_packed else 0, precision.autocast
     )

@@ -122,12 +122,17 @@ def _sync(device: str) -> None:
         torch.cuda.synchronize()
 
 
+def step_tokens(warm_start: Any) -> int:
+    """The tokens of one packed SFT step (``warm_start.batch_size`` rows of ``warm_start.max_length``): the rows the
+    MLP multiplies at once, so the size the probe times."""
+    return int(warm_start.max_length) * int(warm_start.batch_size)
+
+
 def product_shape(config: Any, tokens: int) -> tuple[int, int, int]:
     """An SFT step's ``tokens`` (its packed rows' tokens together: the MLP multiplies them at once) x the model's
     hidden size x its MLP width (a transformers config; 4x hidden without one): the product that dominates the
-    warm start's step. One row's tokens alone would understate it: for the main job's model bfloat16 autocast
-    measures 1.26x float32 at 512 x 128 x 256 but 2.5x at 4096 x 128 x 256 (AVX512-BF16, benchmarks/RESULTS.md),
-    the shape it trains at."""
+    warm start's step. One row's tokens alone understate it: for the main job's model the ratio at one row sat near
+    `MIN_SPEEDUP` and swung under load, at a step it did not (benchmarks/RESULTS.md, "The precision probe")."""
     hidden = int(getattr(config, "hidden_size", 0) or getattr(config, "n_embd", 0) or 512)
     width = int(getattr(config, "intermediate_size", 0) or 4 * hidden)
     return tokens, hidden, width
